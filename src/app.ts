@@ -1,0 +1,43 @@
+/** The app factory: builds the Fastify app around open services. Listening is `server.ts`'s job. */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { installAuth } from './http/auth.ts';
+import { installErrorHandler } from './http/error-handler.ts';
+import { loggerOptions } from './http/logging.ts';
+import { registerOpenApi } from './http/openapi.ts';
+import { healthRoutes } from './http/routes/health.ts';
+import { productRoutes } from './http/routes/products.ts';
+import { validatorCompiler } from './http/validation.ts';
+import type { Services } from './services.ts';
+
+/** Options of the app that are not configuration: where logs go. */
+export interface AppOptions {
+  logStream?: NodeJS.WritableStream;
+}
+
+/** Builds the app; `ready()` has been awaited when it returns. */
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: loggerOptions(services.config.logLevel, options.logStream),
+    genReqId: () => randomUUID(),
+    bodyLimit: services.config.bodyLimit,
+    // Behind a load balancer the client's address is in X-Forwarded-For.
+    trustProxy: true,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  // JSON endpoints take JSON only: anything else is a 415 (decision 8).
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  installErrorHandler(app);
+  await registerOpenApi(app, services.config.publicUrl);
+  installAuth(app, services);
+
+  await app.register(healthRoutes, { services });
+  await app.register(productRoutes, { services });
+
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,44 @@
+/** `cqs serve` and `cqs migrate`. */
+import type { Command } from 'commander';
+import { DirectoryLockedError } from '../../adapters/db/directory-lock.ts';
+import { startService } from '../../server.ts';
+import { CliError, configFromEnv, withServices } from '../io.ts';
+
+/** Adds the serve and migrate commands. */
+export function registerServeCommands(program: Command): void {
+  program
+    .command('serve')
+    .description('Migrate the database and serve the API (PORT, HOST, DATA_DIR, DATABASE_URL, …)')
+    .option(
+      '--no-bootstrap',
+      'do not create the demo company on a new, empty database (env CQS_BOOTSTRAP=false)',
+    )
+    .action(async (options: { bootstrap: boolean }) => {
+      const config = configFromEnv(options.bootstrap ? {} : { CQS_BOOTSTRAP: 'false' });
+      let running: Awaited<ReturnType<typeof startService>>;
+      try {
+        running = await startService(config);
+      } catch (error) {
+        if (error instanceof DirectoryLockedError) throw new CliError(error.message, 3);
+        throw error;
+      }
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        process.once(signal, () => {
+          running.app.log.info({ signal }, 'stopping');
+          running.stop().then(
+            () => process.exit(0),
+            () => process.exit(1),
+          );
+        });
+      }
+    });
+
+  program
+    .command('migrate')
+    .description('Apply the database migrations and exit')
+    .action(async () => {
+      await withServices(async () => {
+        process.stdout.write('migrations applied\n');
+      });
+    });
+}

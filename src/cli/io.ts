@@ -1,0 +1,51 @@
+/** Shared pieces of the CLI: configuration loading, opening services, output. */
+
+import { DirectoryLockedError } from '../adapters/db/directory-lock.ts';
+import { type Config, ConfigError, loadConfig } from '../config/config.ts';
+import { DomainError } from '../domain/errors.ts';
+import { closeServices, openServices } from '../server.ts';
+import type { Services } from '../services.ts';
+
+/** An error the CLI reports as one line, with an exit code a script can rely on. */
+export class CliError extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 1) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+/** Reads the configuration from the environment, or fails with a message naming the bad variables. */
+export function configFromEnv(overrides: Record<string, string> = {}): Config {
+  try {
+    return loadConfig({ ...process.env, ...overrides });
+  } catch (error) {
+    if (error instanceof ConfigError) throw new CliError(error.message, 2);
+    throw error;
+  }
+}
+
+/** Runs `fn` with open (migrated) services and closes them after. */
+export async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<T> {
+  const config = configFromEnv({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
+  let services: Services;
+  try {
+    services = await openServices(config);
+  } catch (error) {
+    if (error instanceof DirectoryLockedError) throw new CliError(error.message, 3);
+    throw error;
+  }
+  try {
+    return await fn(services);
+  } catch (error) {
+    if (error instanceof DomainError) throw new CliError(error.message, 4);
+    throw error;
+  } finally {
+    await closeServices(services);
+  }
+}
+
+/** Prints one JSON document per line. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}

@@ -1,0 +1,147 @@
+/** Service configuration: read from the environment once at start, validated against one schema. */
+import { type Static, Type } from 'typebox';
+import { Value } from 'typebox/value';
+
+const Integer = (min: number, max: number, fallback: number) =>
+  Type.Integer({ minimum: min, maximum: max, default: fallback });
+
+/** The schema of the environment the service reads. Names are the variables' names. */
+export const EnvSchema = Type.Object({
+  PORT: Integer(0, 65535, 8080),
+  HOST: Type.String({ default: '0.0.0.0', minLength: 1 }),
+  DATA_DIR: Type.String({ default: './data', minLength: 1 }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^/]+' })),
+  UPLOAD_URL_EXPIRES_IN: Integer(1, 604800, 3600),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  /** Set to `false` to skip creating the demo company on the first start with an empty database. */
+  CQS_BOOTSTRAP: Type.Boolean({ default: true }),
+  /** Seconds after which an unfinalized call-handoff record is finalized by the service. */
+  HANDOFF_STALE_AFTER: Integer(1, 30 * 24 * 3600, 4 * 3600),
+  /** Secret for signing the embedded storage's upload URLs; generated into DATA_DIR when absent. */
+  STORAGE_SIGNING_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  STORAGE_BACKEND: Type.Union([Type.Literal('embedded'), Type.Literal('s3')], { default: 'embedded' }),
+  S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  S3_REGION: Type.String({ default: 'us-east-1' }),
+  S3_BUCKET: Type.Optional(Type.String({ minLength: 3 })),
+  S3_FORCE_PATH_STYLE: Type.Boolean({ default: false }),
+  S3_ACCESS_KEY_ID: Type.Optional(Type.String()),
+  S3_SECRET_ACCESS_KEY: Type.Optional(Type.String()),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  /** Requests a key may make per RATE_LIMIT_WINDOW seconds; 0 turns rate limiting off. */
+  RATE_LIMIT_MAX: Integer(0, 1_000_000, 1000),
+  RATE_LIMIT_WINDOW: Integer(1, 3600, 60),
+  /** Maximum size of a JSON request body, in bytes. */
+  BODY_LIMIT: Integer(1024, 100 * 1024 * 1024, 5 * 1024 * 1024),
+  /** Run the job-queue worker in this process. */
+  WORKER: Type.Boolean({ default: true }),
+});
+
+/** The environment after defaults and conversion. */
+export type Env = Static<typeof EnvSchema>;
+
+/** The validated configuration every part of the service receives. */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  publicUrl: string;
+  uploadUrlExpiresIn: number;
+  logLevel: string;
+  bootstrap: boolean;
+  handoffStaleAfterSeconds: number;
+  storage: {
+    backend: 'embedded' | 's3';
+    signingSecret: string | undefined;
+    s3: {
+      endpoint: string | undefined;
+      region: string;
+      bucket: string | undefined;
+      forcePathStyle: boolean;
+      accessKeyId: string | undefined;
+      secretAccessKey: string | undefined;
+    };
+  };
+  redisUrl: string | undefined;
+  rateLimit: { max: number; windowSeconds: number };
+  bodyLimit: number;
+  worker: boolean;
+}
+
+/** Thrown when the environment does not fit the schema; the message names every bad variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const BOOLEAN_WORDS: Record<string, boolean> = {
+  true: true,
+  '1': true,
+  yes: true,
+  false: false,
+  '0': false,
+  no: false,
+};
+
+/** Validates `env` (normally `process.env`) and returns the configuration, or throws a ConfigError. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const raw: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, schema] of Object.entries(EnvSchema.properties)) {
+    const text = env[name];
+    if (text === undefined || text === '') continue;
+    const type = (schema as { type?: string }).type;
+    if (type === 'integer') {
+      raw[name] = /^-?\d+$/.test(text.trim()) ? Number(text) : text;
+    } else if (type === 'boolean') {
+      const word = BOOLEAN_WORDS[text.trim().toLowerCase()];
+      raw[name] = word ?? text;
+    } else {
+      raw[name] = text;
+    }
+  }
+  const value = Value.Default(EnvSchema, raw) as Record<string, unknown>;
+  for (const error of Value.Errors(EnvSchema, value)) {
+    const name = error.instancePath.replace(/^\//, '') || 'environment';
+    problems.push(`${name}=${JSON.stringify(env[name] ?? '')}: ${error.message}`);
+  }
+  if (problems.length > 0) {
+    throw new ConfigError(`invalid configuration:\n  ${[...new Set(problems)].join('\n  ')}`);
+  }
+  const e = value as Env;
+  if (e.STORAGE_BACKEND === 's3' && !e.S3_BUCKET) {
+    throw new ConfigError('invalid configuration:\n  S3_BUCKET: required when STORAGE_BACKEND=s3');
+  }
+  const host = e.HOST;
+  const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  return {
+    port: e.PORT,
+    host,
+    dataDir: e.DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
+    publicUrl: (e.PUBLIC_URL ?? `http://${shownHost}:${e.PORT}`).replace(/\/+$/, ''),
+    uploadUrlExpiresIn: e.UPLOAD_URL_EXPIRES_IN,
+    logLevel: e.LOG_LEVEL,
+    bootstrap: e.CQS_BOOTSTRAP,
+    handoffStaleAfterSeconds: e.HANDOFF_STALE_AFTER,
+    storage: {
+      backend: e.STORAGE_BACKEND,
+      signingSecret: e.STORAGE_SIGNING_SECRET,
+      s3: {
+        endpoint: e.S3_ENDPOINT,
+        region: e.S3_REGION,
+        bucket: e.S3_BUCKET,
+        forcePathStyle: e.S3_FORCE_PATH_STYLE,
+        accessKeyId: e.S3_ACCESS_KEY_ID,
+        secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+      },
+    },
+    redisUrl: e.REDIS_URL,
+    rateLimit: { max: e.RATE_LIMIT_MAX, windowSeconds: e.RATE_LIMIT_WINDOW },
+    bodyLimit: e.BODY_LIMIT,
+    worker: e.WORKER,
+  };
+}

@@ -1,0 +1,75 @@
+/** The one place where errors become HTTP answers: JSON `{"error"}` always, 5xx without internals. */
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { databaseErrorCode, FINAL_RECORD_SQLSTATE, isDatabaseUnavailable } from '../adapters/db/errors.ts';
+import { AgentConflictError, DomainError, type DomainErrorKind } from '../domain/errors.ts';
+import { formatValidation } from './validation.ts';
+
+const STATUS: Record<DomainErrorKind, number> = {
+  bad_request: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  agent_conflict: 409,
+  invalid: 422,
+  unavailable: 503,
+};
+
+/** Seconds a client should wait before retrying after a 503. */
+export const RETRY_AFTER_UNAVAILABLE = 5;
+
+function unavailable(reply: FastifyReply) {
+  return reply
+    .code(503)
+    .header('retry-after', String(RETRY_AFTER_UNAVAILABLE))
+    .send({ error: 'service temporarily unavailable; retry later' });
+}
+
+/** Installs the error and not-found handlers on the app. */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ error: `route ${request.method} ${request.url.split('?')[0]} not found` });
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error.validation) {
+      const v = formatValidation(error.validation, error.validationContext);
+      return reply.code(v.status).send({ error: v.message });
+    }
+    if (error instanceof AgentConflictError) {
+      return reply.code(409).send({
+        error: error.message,
+        agent_email: error.agentEmail,
+        conflicting_user_ids: error.conflictingUserIds,
+      });
+    }
+    if (error instanceof DomainError) {
+      const status = STATUS[error.kind];
+      if (status === 401) reply.header('www-authenticate', 'Bearer realm="cqs"');
+      if (status === 503) return unavailable(reply);
+      return reply.code(status).send({ error: error.message });
+    }
+    if (databaseErrorCode(error) === FINAL_RECORD_SQLSTATE) {
+      return reply.code(409).send({ error: 'call handoff record is final and cannot change' });
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unavailable');
+      return unavailable(reply);
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      // Fastify's own client errors: bad JSON, wrong content type, body too large, and the like.
+      const message =
+        error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+          ? `unsupported Content-Type; send application/json`
+          : error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+            ? 'request body is too large'
+            : error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError
+              ? 'request body is not valid JSON'
+              : error.message;
+      return reply.code(status).send({ error: message });
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ error: 'internal server error' });
+  });
+}

@@ -1,0 +1,58 @@
+/** The OpenAPI 3.1 document at /api/v1/openapi.json and the offline docs page at /api/v1/docs. */
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { API_KEY_QUERY_SUNSET } from './deprecation.ts';
+
+const DESCRIPTION = `The Call Quality Service records customer-support calls (transcripts, or audio and video
+recordings uploaded to signed URLs), their tags, live start and stop, and call-handoff records.
+
+Authenticate with \`Authorization: Bearer <API key>\`. Keys look like \`cqs_\` followed by 36 base62
+characters, the last 6 of which are a CRC32 checksum of the 30 before them.
+
+Every non-2xx answer is JSON with at least \`error\`; validation problems are 422 and name the field.`;
+
+/** Registers the document generator and the docs page; call before any route is added. */
+export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Call Quality Service API', version: '1.0.0', description: DESCRIPTION },
+      servers: [{ url: publicUrl }],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The API key as a Bearer token: `Authorization: Bearer cqs_…`.',
+          },
+          apiKeyQuery: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'api_key',
+            description:
+              'Deprecated (OpenAPI 3.1 has no `deprecated` field on a security scheme, hence ' +
+              '`x-deprecated`): the API key as the `api_key` query parameter. Answers carry `Deprecation`, ' +
+              `\`Sunset: ${API_KEY_QUERY_SUNSET}\` and \`Link\` headers. Sending a key both ways is a 400.`,
+            'x-deprecated': true,
+          } as never,
+        },
+      },
+      tags: [
+        { name: 'calls', description: 'Create, tag, start and stop calls.' },
+        { name: 'uploads', description: 'Media uploads and their verification.' },
+        { name: 'call-handoff', description: 'Call-handoff records: read them, and (writers) build them.' },
+        { name: 'products', description: 'Products the caller may file calls under.' },
+        { name: 'live', description: 'Deprecated live-conversation endpoints; use call/add_tags.' },
+        { name: 'service', description: 'Health and readiness.' },
+      ],
+    },
+  });
+  await app.register(swaggerUi, {
+    routePrefix: '/api/v1/docs',
+    // validatorUrl null: the page must make no request off this machine.
+    uiConfig: { validatorUrl: null, deepLinking: true, tryItOutEnabled: true },
+    staticCSP: true,
+  });
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}

@@ -1,0 +1,74 @@
+/** Starts the service: opens the database, migrates, bootstraps a new one, listens, stops on a signal. */
+import type { FastifyInstance } from 'fastify';
+import { type Database, openDatabase } from './adapters/db/database.ts';
+import { buildApp } from './app.ts';
+import type { Config } from './config/config.ts';
+import { type BootstrapResult, bootstrapIfEmpty } from './domain/bootstrap.ts';
+import type { Services } from './services.ts';
+
+/** A running service. */
+export interface RunningService {
+  app: FastifyInstance;
+  services: Services;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Opens and migrates the database and makes the services. */
+export async function openServices(config: Config): Promise<Services> {
+  const database: Database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await database.migrate();
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  return { config, database };
+}
+
+/** Closes what openServices opened. */
+export async function closeServices(services: Services): Promise<void> {
+  await services.database.close();
+}
+
+/** The text shown once when the demo company was made. */
+export function bootstrapBanner(result: BootstrapResult, publicUrl: string): string {
+  return [
+    '',
+    'First start: created the demo company with an admin user and a product.',
+    `  user:       ${result.email}`,
+    `  product_id: ${result.productId}`,
+    `  API key:    ${result.key}`,
+    'This key is shown once. Try:',
+    `  curl -H "Authorization: Bearer ${result.key}" ${publicUrl}/api/v1/product/list`,
+    '',
+  ].join('\n');
+}
+
+/** Starts everything and listens; `print` receives the one-time bootstrap banner. */
+export async function startService(
+  config: Config,
+  print: (text: string) => void = (text) => process.stdout.write(`${text}\n`),
+): Promise<RunningService> {
+  const services = await openServices(config);
+  try {
+    if (config.bootstrap) {
+      const result = await bootstrapIfEmpty(services.database.db, services.database.kind);
+      if (result) print(bootstrapBanner(result, config.publicUrl));
+    }
+    const app = await buildApp(services);
+    const url = await app.listen({ port: config.port, host: config.host });
+    let stopping: Promise<void> | undefined;
+    const stop = () => {
+      stopping ??= (async () => {
+        await app.close();
+        await closeServices(services);
+      })();
+      return stopping;
+    };
+    return { app, services, url, stop };
+  } catch (error) {
+    await closeServices(services);
+    throw error;
+  }
+}
