@@ -1,0 +1,108 @@
+/**
+ * The test harness: a real app on a real database (PGlite in a temp directory, or a fresh database on the
+ * PostgreSQL server of TEST_DATABASE_URL), real storage in a temp directory, requests through `inject`.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../../src/app.ts';
+import { type Config, loadConfig } from '../../src/config/config.ts';
+import { closeServices, openServices } from '../../src/server.ts';
+import type { Services } from '../../src/services.ts';
+import { type TestCompany, makeCompany } from './fixtures.ts';
+
+/** The databases the suite runs on: always PGlite, and PostgreSQL when TEST_DATABASE_URL is set. */
+export const BACKENDS: ('pglite' | 'postgres')[] = process.env.TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+
+/** A running app for one test file. */
+export interface Harness {
+  backend: 'pglite' | 'postgres';
+  app: FastifyInstance;
+  services: Services;
+  config: Config;
+  dataDir: string;
+  /** The database URL when on PostgreSQL (a database of this harness's own). */
+  databaseUrl: string | undefined;
+  /** Everything the app logged so far. */
+  logs(): string;
+  /** A new company with an admin, an agent, a product and keys. */
+  company(): Promise<TestCompany>;
+  /** `inject` with a Bearer key and a JSON body. */
+  request(options: { method: string; url: string; key?: string; body?: unknown; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+/** Makes a fresh PostgreSQL database on the TEST_DATABASE_URL server and returns its URL and a dropper. */
+export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) throw new Error('TEST_DATABASE_URL is not set');
+  const name = `cqs_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database "${name}"`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`drop database if exists "${name}" with (force)`);
+      await c.end();
+    },
+  };
+}
+
+/** Starts an app for a test file. `env` adds configuration variables. */
+export async function startHarness(
+  backend: 'pglite' | 'postgres',
+  env: Record<string, string> = {},
+): Promise<Harness> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'cqs-test-'));
+  const pgDb = backend === 'postgres' ? await createPostgresDatabase() : undefined;
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    PUBLIC_URL: 'http://127.0.0.1:8080',
+    CQS_BOOTSTRAP: 'false',
+    WORKER: 'false',
+    ...(pgDb ? { DATABASE_URL: pgDb.url } : {}),
+    ...env,
+  });
+  const services = await openServices(config);
+  let log = '';
+  const logStream = new PassThrough();
+  logStream.on('data', (chunk: Buffer) => {
+    log += chunk.toString();
+  });
+  const app = await buildApp(services, { logStream });
+  return {
+    backend,
+    app,
+    services,
+    config,
+    dataDir,
+    databaseUrl: pgDb?.url,
+    logs: () => log,
+    company: () => makeCompany(services.database.db),
+    request({ method, url, key, body, headers }) {
+      const options: InjectOptions = {
+        method: method as InjectOptions['method'],
+        url,
+        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
+      };
+      if (body !== undefined) options.payload = body as InjectOptions['payload'];
+      return app.inject(options);
+    },
+    async close() {
+      await app.close();
+      await closeServices(services);
+      await pgDb?.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
