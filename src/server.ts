@@ -1,6 +1,7 @@
 /** Starts the service: opens the database, migrates, bootstraps a new one, listens, stops on a signal. */
 import type { FastifyInstance } from 'fastify';
 import { type Database, openDatabase } from './adapters/db/database.ts';
+import { createStorage } from './adapters/storage/factory.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config/config.ts';
 import { type BootstrapResult, bootstrapIfEmpty } from './domain/bootstrap.ts';
@@ -23,7 +24,7 @@ export async function openServices(config: Config): Promise<Services> {
     await database.close();
     throw error;
   }
-  return { config, database };
+  return { config, database, storage: createStorage(config) };
 }
 
 /** Closes what openServices opened. */

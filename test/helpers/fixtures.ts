@@ -26,7 +26,10 @@ export interface TestCompany {
   /** Key of the agent with scope `calls`. */
   agentKey: string;
   /** Adds a user to the company. */
-  addUser(email: string, options?: { role?: 'admin' | 'agent'; active?: boolean }): Promise<{ id: string; email: string }>;
+  addUser(
+    email: string,
+    options?: { role?: 'admin' | 'agent'; active?: boolean },
+  ): Promise<{ id: string; email: string }>;
   /** Adds a product to the company, optionally granted to users. */
   addProduct(options?: { status?: 'active' | 'archived'; grant?: string[] }): Promise<number>;
   /** Issues a key. */
@@ -55,11 +58,20 @@ export async function makeCompany(db: Db): Promise<TestCompany> {
     writerKey: writerKey.key,
     agentKey: agentKey.key,
     async addUser(email, options = {}) {
-      const u = await createUser(db, company.id, { email, role: options.role ?? 'agent', active: options.active ?? true });
+      const u = await createUser(db, company.id, {
+        email,
+        role: options.role ?? 'agent',
+        active: options.active ?? true,
+      });
       return { id: u.id, email: u.email };
     },
     async addProduct(options = {}) {
-      const p = await createProduct(db, company.id, `Product ${tag}-${++products}`, options.status ?? 'active');
+      const p = await createProduct(
+        db,
+        company.id,
+        `Product ${tag}-${++products}`,
+        options.status ?? 'active',
+      );
       for (const userId of options.grant ?? []) await grantProductToUser(db, company.id, p.id, userId);
       return p.id;
     },

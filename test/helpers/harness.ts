@@ -12,10 +12,12 @@ import { buildApp } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import { closeServices, openServices } from '../../src/server.ts';
 import type { Services } from '../../src/services.ts';
-import { type TestCompany, makeCompany } from './fixtures.ts';
+import { makeCompany, type TestCompany } from './fixtures.ts';
 
 /** The databases the suite runs on: always PGlite, and PostgreSQL when TEST_DATABASE_URL is set. */
-export const BACKENDS: ('pglite' | 'postgres')[] = process.env.TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+export const BACKENDS: ('pglite' | 'postgres')[] = process.env.TEST_DATABASE_URL
+  ? ['pglite', 'postgres']
+  : ['pglite'];
 
 /** A running app for one test file. */
 export interface Harness {
@@ -31,7 +33,13 @@ export interface Harness {
   /** A new company with an admin, an agent, a product and keys. */
   company(): Promise<TestCompany>;
   /** `inject` with a Bearer key and a JSON body. */
-  request(options: { method: string; url: string; key?: string; body?: unknown; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
+  request(options: {
+    method: string;
+    url: string;
+    key?: string;
+    body?: unknown;
+    headers?: Record<string, string>;
+  }): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
