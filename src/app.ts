@@ -13,6 +13,8 @@ import type { Services } from './services.ts';
 /** Options of the app that are not configuration: where logs go. */
 export interface AppOptions {
   logStream?: NodeJS.WritableStream;
+  /** Called for every route as it is added (the docs test checks each one is documented). */
+  onRoute?: (route: { method: string | string[]; url: string; hidden: boolean }) => void;
 }
 
 /** Builds the app; `ready()` has been awaited when it returns. */
@@ -26,6 +28,12 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
   });
   app.setValidatorCompiler(validatorCompiler);
+  if (options.onRoute) {
+    const observe = options.onRoute;
+    app.addHook('onRoute', (route) => {
+      observe({ method: route.method, url: route.url, hidden: Boolean(route.schema?.hide) });
+    });
+  }
   // JSON endpoints take JSON only: anything else is a 415 (decision 8).
   app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', async (request, reply) => {

@@ -28,6 +28,8 @@ export interface Harness {
   dataDir: string;
   /** The database URL when on PostgreSQL (a database of this harness's own). */
   databaseUrl: string | undefined;
+  /** Every route the app registered. */
+  routes: { method: string | string[]; url: string; hidden: boolean }[];
   /** Everything the app logged so far. */
   logs(): string;
   /** A new company with an admin, an agent, a product and keys. */
@@ -87,7 +89,8 @@ export async function startHarness(
   logStream.on('data', (chunk: Buffer) => {
     log += chunk.toString();
   });
-  const app = await buildApp(services, { logStream });
+  const routes: Harness['routes'] = [];
+  const app = await buildApp(services, { logStream, onRoute: (r) => routes.push(r) });
   return {
     backend,
     app,
@@ -95,6 +98,7 @@ export async function startHarness(
     config,
     dataDir,
     databaseUrl: pgDb?.url,
+    routes,
     logs: () => log,
     company: () => makeCompany(services.database.db),
     request({ method, url, key, body, headers }) {

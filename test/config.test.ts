@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config/config.ts';
+
+describe('configuration', () => {
+  it('has working defaults', () => {
+    const c = loadConfig({});
+    assert.equal(c.port, 8080);
+    assert.equal(c.dataDir, './data');
+    assert.equal(c.databaseUrl, undefined);
+    assert.equal(c.uploadUrlExpiresIn, 3600);
+    assert.equal(c.publicUrl, 'http://localhost:8080');
+    assert.equal(c.bootstrap, true);
+  });
+
+  it('reads and converts variables', () => {
+    const c = loadConfig({
+      PORT: '9000',
+      DATABASE_URL: 'postgres://u@h/db',
+      PUBLIC_URL: 'https://cqs.example/',
+      UPLOAD_URL_EXPIRES_IN: '60',
+      CQS_BOOTSTRAP: 'false',
+      LOG_LEVEL: 'warn',
+    });
+    assert.equal(c.port, 9000);
+    assert.equal(c.databaseUrl, 'postgres://u@h/db');
+    assert.equal(c.publicUrl, 'https://cqs.example');
+    assert.equal(c.uploadUrlExpiresIn, 60);
+    assert.equal(c.bootstrap, false);
+    assert.equal(c.logLevel, 'warn');
+  });
+
+  it('names every bad variable in one error', () => {
+    assert.throws(
+      () =>
+        loadConfig({
+          PORT: 'x',
+          UPLOAD_URL_EXPIRES_IN: '604801',
+          DATABASE_URL: 'mysql://h',
+          CQS_BOOTSTRAP: 'maybe',
+        }),
+      (e: unknown) => {
+        assert.ok(e instanceof ConfigError);
+        for (const name of ['PORT', 'UPLOAD_URL_EXPIRES_IN', 'DATABASE_URL', 'CQS_BOOTSTRAP']) {
+          assert.match(e.message, new RegExp(name));
+        }
+        return true;
+      },
+    );
+  });
+
+  it('rejects an upload expiry below 1 second', () => {
+    assert.throws(() => loadConfig({ UPLOAD_URL_EXPIRES_IN: '0' }), /UPLOAD_URL_EXPIRES_IN/);
+  });
+
+  it('needs a bucket for S3 storage', () => {
+    assert.throws(() => loadConfig({ STORAGE_BACKEND: 's3' }), /S3_BUCKET/);
+  });
+});
