@@ -5,6 +5,7 @@ import { installAuth } from './http/auth.ts';
 import { installErrorHandler } from './http/error-handler.ts';
 import { loggerOptions } from './http/logging.ts';
 import { registerOpenApi } from './http/openapi.ts';
+import { registerRateLimit } from './http/rate-limit.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { productRoutes } from './http/routes/products.ts';
 import { validatorCompiler } from './http/validation.ts';
@@ -42,6 +43,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   installErrorHandler(app);
   await registerOpenApi(app, services.config.publicUrl);
   installAuth(app, services);
+  await registerRateLimit(app, services);
 
   await app.register(healthRoutes, { services });
   await app.register(productRoutes, { services });

@@ -1,5 +1,6 @@
 /** Starts the service: opens the database, migrates, bootstraps a new one, listens, stops on a signal. */
 import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import { type Database, openDatabase } from './adapters/db/database.ts';
 import { createStorage } from './adapters/storage/factory.ts';
 import { buildApp } from './app.ts';
@@ -24,11 +25,17 @@ export async function openServices(config: Config): Promise<Services> {
     await database.close();
     throw error;
   }
-  return { config, database, storage: createStorage(config) };
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { connectTimeout: 1000, maxRetriesPerRequest: 1, lazyConnect: false })
+    : undefined;
+  // Without a listener, a lost Redis connection would crash the process; limits fail open meanwhile.
+  redis?.on('error', () => {});
+  return { config, database, storage: createStorage(config), ...(redis ? { redis } : {}) };
 }
 
 /** Closes what openServices opened. */
 export async function closeServices(services: Services): Promise<void> {
+  services.redis?.disconnect();
   await services.database.close();
 }
 

@@ -32,7 +32,7 @@ export const EnvSchema = Type.Object({
   S3_SECRET_ACCESS_KEY: Type.Optional(Type.String()),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** Requests a key may make per RATE_LIMIT_WINDOW seconds; 0 turns rate limiting off. */
-  RATE_LIMIT_MAX: Integer(0, 1_000_000, 1000),
+  RATE_LIMIT_MAX: Integer(0, 1_000_000, 6000),
   RATE_LIMIT_WINDOW: Integer(1, 3600, 60),
   /** Maximum size of a JSON request body, in bytes. */
   BODY_LIMIT: Integer(1024, 100 * 1024 * 1024, 5 * 1024 * 1024),
@@ -106,7 +106,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const value = Value.Default(EnvSchema, raw) as Record<string, unknown>;
   for (const error of Value.Errors(EnvSchema, value)) {
     const name = error.instancePath.replace(/^\//, '') || 'environment';
-    problems.push(`${name}=${JSON.stringify(env[name] ?? '')}: ${error.message}`);
+    const schema = EnvSchema.properties[name as keyof Env] as { anyOf?: { const?: unknown }[] } | undefined;
+    const allowed = schema?.anyOf?.map((s) => s.const);
+    const message = allowed ? `must be one of ${allowed.join(', ')}` : error.message;
+    problems.push(`${name}=${JSON.stringify(env[name] ?? '')}: ${message}`);
   }
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n  ${[...new Set(problems)].join('\n  ')}`);

@@ -71,9 +71,17 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop(): P
 export async function startHarness(
   backend: 'pglite' | 'postgres',
   env: Record<string, string> = {},
+  options: { shareDatabaseOf?: Harness } = {},
 ): Promise<Harness> {
   const dataDir = await mkdtemp(join(tmpdir(), 'cqs-test-'));
-  const pgDb = backend === 'postgres' ? await createPostgresDatabase() : undefined;
+  const shared = options.shareDatabaseOf?.databaseUrl;
+  // A second app on the database of another harness stands for a second process of one deployment.
+  const pgDb =
+    shared !== undefined
+      ? { url: shared, drop: async () => {} }
+      : backend === 'postgres'
+        ? await createPostgresDatabase()
+        : undefined;
   const config = loadConfig({
     DATA_DIR: dataDir,
     LOG_LEVEL: 'info',
