@@ -41,7 +41,14 @@ describe('configuration', () => {
         }),
       (e: unknown) => {
         assert.ok(e instanceof ConfigError);
-        for (const name of ['PORT', 'UPLOAD_URL_EXPIRES_IN', 'DATABASE_URL', 'CQS_BOOTSTRAP']) {
+        for (const name of [
+          'PORT',
+          'UPLOAD_URL_EXPIRES_IN',
+          'DATABASE_URL',
+          'CQS_BOOTSTRAP',
+          'LOG_LEVEL',
+          'STORAGE_BACKEND',
+        ]) {
           assert.match(e.message, new RegExp(name));
         }
         return true;

@@ -104,11 +104,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }
   }
   const value = Value.Default(EnvSchema, raw) as Record<string, unknown>;
-  for (const error of Value.Errors(EnvSchema, value)) {
-    const name = error.instancePath.replace(/^\//, '') || 'environment';
-    const schema = EnvSchema.properties[name as keyof Env] as { anyOf?: { const?: unknown }[] } | undefined;
-    const allowed = schema?.anyOf?.map((s) => s.const);
-    const message = allowed ? `must be one of ${allowed.join(', ')}` : error.message;
+  // Each variable is checked on its own: TypeBox stops listing errors after a few, and every bad
+  // variable should be named at once.
+  for (const [name, schema] of Object.entries(EnvSchema.properties)) {
+    if (value[name] === undefined) continue;
+    if (Value.Check(schema, value[name])) continue;
+    const allowed = (schema as { anyOf?: { const?: unknown }[] }).anyOf?.map((s) => s.const);
+    const first = Value.Errors(schema, value[name])[0];
+    const message = allowed ? `must be one of ${allowed.join(', ')}` : (first?.message ?? 'is invalid');
     problems.push(`${name}=${JSON.stringify(env[name] ?? '')}: ${message}`);
   }
   if (problems.length > 0) {
