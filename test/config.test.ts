@@ -38,6 +38,8 @@ describe('configuration', () => {
           UPLOAD_URL_EXPIRES_IN: '604801',
           DATABASE_URL: 'mysql://h',
           CQS_BOOTSTRAP: 'maybe',
+          LOG_LEVEL: 'loud',
+          STORAGE_BACKEND: 'ftp',
         }),
       (e: unknown) => {
         assert.ok(e instanceof ConfigError);
