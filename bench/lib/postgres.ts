@@ -1,0 +1,44 @@
+/** Throw-away PostgreSQL databases on the bench's server, and the server's version. */
+import pg from 'pg';
+import { deferCleanup } from './cleanup.ts';
+
+/** A database made for one part of the run; `drop` removes it. */
+export interface ScratchDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+async function withAdmin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates `cqs_bench_<random>` on the server of `adminUrl`; it is dropped at cleanup at the latest. */
+export async function createScratchDatabase(adminUrl: string, purpose: string): Promise<ScratchDatabase> {
+  const name = `cqs_bench_${purpose.replace(/\W/g, '')}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 7)}`;
+  await withAdmin(adminUrl, (c) => c.query(`create database "${name}"`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const drop = deferCleanup(async () => {
+    await withAdmin(adminUrl, (c) => c.query(`drop database if exists "${name}" with (force)`));
+  });
+  return { name, url: url.toString(), drop };
+}
+
+/** The server's version string, or undefined when it cannot be reached. */
+export async function postgresVersion(adminUrl: string): Promise<string | undefined> {
+  try {
+    return await withAdmin(adminUrl, async (c) => {
+      const result = await c.query<{ version: string }>('select version() as version');
+      return result.rows[0]?.version;
+    });
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,176 @@
+/** The report: scenario entries, how a target is judged, and the JSON and Markdown files. */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { MachineInfo } from './machine.ts';
+
+/** One row of the report, exactly the shape of `scenarios[]` in latest.json. */
+export interface ScenarioEntry {
+  name: string;
+  rps: number | null;
+  p50_ms: number | null;
+  p99_ms: number | null;
+  errors: number | null;
+  peak_rss_mb: number | null;
+  baseline: { name: string; rps: number | null };
+  ratio: number | null;
+  target: string;
+  /** true or false once measured; a string ("skipped: …", "failed: …") when it could not be. */
+  met: boolean | string;
+}
+
+/** The whole of latest.json. */
+export interface Report {
+  machine: MachineInfo;
+  scenarios: ScenarioEntry[];
+}
+
+/** The measurement of one side of a comparison. */
+export interface Measured {
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  errors: number;
+  peak_rss_mb: number | undefined;
+}
+
+const round = (value: number, digits: number) => {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+};
+const finite = (value: number | undefined, digits: number) =>
+  value === undefined || !Number.isFinite(value) ? null : round(value, digits);
+
+/**
+ * An entry whose ratio is the service's rps over the baseline's, met when the ratio reaches `minRatio`,
+ * no errors happened (the baseline's count too), and `extra` (another condition of the target) holds.
+ */
+export function ratioEntry(options: {
+  name: string;
+  service: Measured;
+  baseline: { name: string; rps: number; errors: number };
+  minRatio: number;
+  target?: string;
+  extra?: boolean;
+}): ScenarioEntry {
+  const { service, baseline } = options;
+  const ratio = baseline.rps > 0 ? service.rps / baseline.rps : Number.NaN;
+  const errors = service.errors + baseline.errors;
+  return {
+    name: options.name,
+    rps: finite(service.rps, 1),
+    p50_ms: finite(service.p50_ms, 2),
+    p99_ms: finite(service.p99_ms, 2),
+    errors,
+    peak_rss_mb: finite(service.peak_rss_mb, 1),
+    baseline: { name: baseline.name, rps: finite(baseline.rps, 1) },
+    ratio: finite(ratio, 2),
+    target: options.target ?? `≥ ${options.minRatio.toFixed(2)}`,
+    met: errors === 0 && ratio >= options.minRatio && (options.extra ?? true),
+  };
+}
+
+/**
+ * An entry whose ratio is a latency now over the same latency earlier (growth), met when it stays within
+ * `maxRatio` and nothing failed in either phase.
+ */
+export function growthEntry(options: {
+  name: string;
+  service: Measured;
+  earlier: Measured & { name: string };
+  which: 'p50_ms' | 'p99_ms';
+  maxRatio: number;
+}): ScenarioEntry {
+  const { service, earlier, which } = options;
+  const ratio = service[which] / earlier[which];
+  const errors = service.errors + earlier.errors;
+  return {
+    name: options.name,
+    rps: finite(service.rps, 1),
+    p50_ms: finite(service.p50_ms, 2),
+    p99_ms: finite(service.p99_ms, 2),
+    errors,
+    peak_rss_mb: finite(service.peak_rss_mb, 1),
+    baseline: {
+      name: `${earlier.name} (p50 ${round(earlier.p50_ms, 2)} ms, p99 ${round(earlier.p99_ms, 2)} ms)`,
+      rps: finite(earlier.rps, 1),
+    },
+    ratio: finite(ratio, 2),
+    target: `${which.replace('_ms', '')} ≤ ${options.maxRatio.toFixed(2)}×`,
+    met: errors === 0 && ratio <= options.maxRatio,
+  };
+}
+
+/** An entry that could not be measured: `why` starts with "skipped:" or "failed:". */
+export function unmeasuredEntry(
+  name: string,
+  baselineName: string,
+  target: string,
+  why: string,
+): ScenarioEntry {
+  return {
+    name,
+    rps: null,
+    p50_ms: null,
+    p99_ms: null,
+    errors: null,
+    peak_rss_mb: null,
+    baseline: { name: baselineName, rps: null },
+    ratio: null,
+    target,
+    met: why,
+  };
+}
+
+const cell = (value: number | null, digits = 2) => (value === null ? '—' : value.toFixed(digits));
+const metCell = (met: boolean | string) => (met === true ? 'met' : met === false ? '**MISSED**' : met);
+
+/** The Markdown table of the entries. */
+export function markdownTable(entries: ScenarioEntry[]): string {
+  const lines = [
+    '| scenario | rps | p50 ms | p99 ms | errors | peak RSS MB | baseline | baseline rps | ratio | target | met |',
+    '|---|--:|--:|--:|--:|--:|---|--:|--:|---|---|',
+  ];
+  for (const e of entries) {
+    lines.push(
+      `| ${[
+        e.name,
+        cell(e.rps, 1),
+        cell(e.p50_ms),
+        cell(e.p99_ms),
+        e.errors === null ? '—' : String(e.errors),
+        cell(e.peak_rss_mb, 1),
+        e.baseline.name,
+        cell(e.baseline.rps, 1),
+        cell(e.ratio),
+        e.target,
+        metCell(e.met),
+      ]
+        .map((c) => c.replaceAll('|', '\\|'))
+        .join(' | ')} |`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The Markdown file: the machine, then the table. */
+export function markdownReport(report: Report): string {
+  const m = report.machine;
+  return [
+    '# Benchmark results',
+    '',
+    `${m.date} · ${m.cpu_model}, ${m.cores} cores, ${m.memory_gb} GB · Node ${m.node_version} · ${m.os} · ` +
+      `PostgreSQL ${m.postgres_version ?? 'not reachable'}`,
+    '',
+    markdownTable(report.scenarios),
+  ].join('\n');
+}
+
+/** Writes latest.json and latest.md into `dir`; returns their paths. */
+export async function writeReport(dir: string, report: Report): Promise<{ json: string; md: string }> {
+  await mkdir(dir, { recursive: true });
+  const json = join(dir, 'latest.json');
+  const md = join(dir, 'latest.md');
+  await writeFile(json, `${JSON.stringify(report, null, 2)}\n`);
+  await writeFile(md, markdownReport(report));
+  return { json, md };
+}

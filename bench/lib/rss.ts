@@ -1,0 +1,36 @@
+/** Resident memory of a process, read from /proc/<pid>/status (Linux). */
+import { readFileSync } from 'node:fs';
+
+/** The process's VmRSS in MB (10^6 bytes), or undefined when it cannot be read. */
+export function readRssMb(pid: number): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
+    return kb === undefined ? undefined : (Number(kb) * 1024) / 1e6;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A running sampler; `stop` ends it and returns the peak seen (MB), or undefined when none was read. */
+export interface RssSampler {
+  stop(): number | undefined;
+}
+
+/** Samples the process's VmRSS every `intervalMs` until stopped. */
+export function sampleRss(pid: number, intervalMs = 100): RssSampler {
+  let peak: number | undefined;
+  const take = () => {
+    const mb = readRssMb(pid);
+    if (mb !== undefined && (peak === undefined || mb > peak)) peak = mb;
+  };
+  take();
+  const timer = setInterval(take, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      take();
+      return peak;
+    },
+  };
+}

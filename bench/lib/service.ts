@@ -1,0 +1,151 @@
+/**
+ * The service under test as a real child process: `cqs seed` provisions a company before it starts (the
+ * embedded database admits one process at a time), then `cqs serve` listens on a free loopback port.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EnvSchema } from '../../src/config/config.ts';
+import { generateApiKey } from '../../src/domain/api-keys.ts';
+import { deferCleanup } from './cleanup.ts';
+import { type Child, freePort, runNode, spawnNode, waitForHttp } from './process.ts';
+
+const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+
+/** The bench company's names. */
+export const BENCH = {
+  company: 'Bench Co',
+  adminEmail: 'admin@bench.test',
+  agentEmail: 'agent@bench.test',
+  product: 'Bench Product',
+  /** Products seeded in all, so product/list answers a realistic list. */
+  productCount: 5,
+} as const;
+
+/** A running service with its provisioned company. */
+export interface BenchService {
+  url: string;
+  pid: number;
+  child: Child;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  /** A key with scope `calls` (of the admin, who sees every product). */
+  callsKey: string;
+  /** A key with scope `handoff:write`. */
+  writerKey: string;
+  agentEmail: string;
+  productId: number;
+  /** True when the OpenAPI document lists `method path` (path as in the document, `{param}` style). */
+  hasRoute(method: string, path: string): boolean;
+  stop(): Promise<void>;
+}
+
+/** How to start one service. */
+export interface ServiceOptions {
+  /** Names the child in messages and its CPU profile. */
+  name: string;
+  /** A PostgreSQL database URL, or undefined for the embedded database. */
+  databaseUrl?: string | undefined;
+  /** Extra configuration variables (WORKER, …). */
+  env?: Record<string, string>;
+  /** Write a CPU profile of the service into this folder when it stops. */
+  cpuProfileDir?: string | undefined;
+}
+
+/** The environment of a child: this process's, minus every variable the service reads, plus `env`. */
+export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of Object.keys(EnvSchema.properties)) delete out[name];
+  return { ...out, ...env };
+}
+
+function seedFile(callsKey: string, writerKey: string): unknown {
+  const products = Array.from({ length: BENCH.productCount }, (_, i) => ({
+    name: i === 0 ? BENCH.product : `Bench Product ${i + 1}`,
+  }));
+  return {
+    companies: [
+      {
+        name: BENCH.company,
+        users: [
+          { ref: 'admin', email: BENCH.adminEmail, role: 'admin' },
+          { ref: 'agent', email: BENCH.agentEmail, role: 'agent' },
+        ],
+        products: products.map((p, i) => (i === 0 ? { ...p, grant: ['agent'] } : p)),
+        api_keys: [
+          { user: 'admin', scopes: ['calls'], key: callsKey },
+          { user: 'admin', scopes: ['handoff:write'], key: writerKey },
+        ],
+      },
+    ],
+  };
+}
+
+/** Seeds a fresh data directory (and database), starts `cqs serve` and waits until it is ready. */
+export async function startBenchService(options: ServiceOptions): Promise<BenchService> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'cqs-bench-'));
+  const removeDir = deferCleanup(() => rm(dataDir, { recursive: true, force: true }));
+  const callsKey = generateApiKey();
+  const writerKey = generateApiKey();
+  const seedPath = join(dataDir, 'seed.json');
+  await writeFile(seedPath, JSON.stringify(seedFile(callsKey, writerKey)));
+  const base: Record<string, string> = {
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    CQS_BOOTSTRAP: 'false',
+    RATE_LIMIT_MAX: '0',
+    LOG_LEVEL: 'warn',
+    ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
+  };
+  await runNode(`${options.name} seed`, MAIN, ['seed', seedPath], childEnv(base));
+
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const nodeArgs = options.cpuProfileDir
+    ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`, `--cpu-prof-name=${options.name}.cpuprofile`]
+    : [];
+  const child = spawnNode(
+    options.name,
+    MAIN,
+    ['serve'],
+    childEnv({ ...base, PORT: String(port), ...options.env }),
+    nodeArgs,
+  );
+  const stop = async () => {
+    await child.stop();
+    await removeDir();
+  };
+  try {
+    await waitForHttp(child, `${url}/readyz`, 200);
+    const headers = { authorization: `Bearer ${callsKey}` };
+    const list = await fetch(`${url}/api/v1/product/list`, { headers });
+    if (list.status !== 200) throw new Error(`product/list answered ${list.status}: ${await list.text()}`);
+    const { products } = (await list.json()) as { products: { id: number; name: string }[] };
+    const product = products.find((p) => p.name === BENCH.product);
+    if (!product) throw new Error(`the seeded product is not listed: ${JSON.stringify(products)}`);
+    const openapi = await fetch(`${url}/api/v1/openapi.json`);
+    const doc = (await openapi.json()) as { paths?: Record<string, Record<string, unknown>> };
+    const routes = new Set<string>();
+    for (const [path, item] of Object.entries(doc.paths ?? {})) {
+      for (const method of Object.keys(item)) routes.add(`${method.toUpperCase()} ${path}`);
+    }
+    const normal = (path: string) => path.replace(/\{[^}]*\}/g, '{}');
+    const normalRoutes = new Set([...routes].map(normal));
+    return {
+      url,
+      pid: child.pid,
+      child,
+      dataDir,
+      databaseUrl: options.databaseUrl,
+      callsKey,
+      writerKey,
+      agentEmail: BENCH.agentEmail,
+      productId: product.id,
+      hasRoute: (method, path) => normalRoutes.has(normal(`${method.toUpperCase()} ${path}`)),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

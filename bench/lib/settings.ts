@@ -1,0 +1,63 @@
+/** The bench's knobs, read once from the environment (all optional). */
+
+function number(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0)
+    throw new Error(`${name} must be a non-negative number, not ${text}`);
+  return value;
+}
+
+function readDb(): 'embedded' | 'postgres' {
+  const text = process.env.BENCH_READ_DB || 'embedded';
+  if (text !== 'embedded' && text !== 'postgres')
+    throw new Error(`BENCH_READ_DB must be embedded or postgres`);
+  return text;
+}
+
+/** Everything a run can be tuned with. */
+export interface Settings {
+  /** Seconds of each measured load phase. */
+  durationS: number;
+  /** Slices each side's phase is cut into, alternating between the sides of a comparison. */
+  rounds: number;
+  /** Seconds of the discarded warm-up before each phase. */
+  warmupS: number;
+  /** Concurrent connections of each load phase. */
+  connections: number;
+  /** A PostgreSQL URL whose user may create and drop databases. */
+  postgresUrl: string;
+  /** Rows stored before the second growth phase (1 million by default). */
+  growthRows: number;
+  /** Rows stored before the first growth phase. */
+  growthBaseRows: number;
+  /** Requests per second of the growth phases (a fixed rate, so latency is not queueing). */
+  growthRate: number;
+  /** Bytes of each upload of the upload scenario. */
+  uploadBytes: number;
+  /** Sequential uploads per side of the upload scenario. */
+  uploads: number;
+  /** The database of the read scenarios (product/list, handoff GET). */
+  readDb: 'embedded' | 'postgres';
+  /** When set, the service children write CPU profiles here. */
+  cpuProfileDir: string | undefined;
+}
+
+/** Reads the settings from `process.env`. */
+export function readSettings(): Settings {
+  return {
+    durationS: number('BENCH_DURATION', 10),
+    warmupS: number('BENCH_WARMUP', 2),
+    rounds: Math.max(1, Math.round(number('BENCH_ROUNDS', 2))),
+    connections: number('BENCH_CONNECTIONS', 10),
+    postgresUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
+    growthRows: number('BENCH_GROWTH_ROWS', 1_000_000),
+    growthBaseRows: number('BENCH_GROWTH_BASE_ROWS', 10_000),
+    growthRate: number('BENCH_GROWTH_RATE', 200),
+    uploadBytes: number('BENCH_UPLOAD_BYTES', 200_000_000),
+    uploads: number('BENCH_UPLOADS', 3),
+    readDb: readDb(),
+    cpuProfileDir: process.env.BENCH_CPU_PROF || undefined,
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * `npm run bench [-- --only products,handoff]`: runs the scenarios of issue 6 against the real service
+ * and its baselines on loopback, writes bench/results/latest.{json,md} and prints the table.
+ */
+import { cleanupAll } from './lib/cleanup.ts';
+import { describeMachine } from './lib/machine.ts';
+import { markdownTable, type ScenarioEntry, unmeasuredEntry, writeReport } from './lib/report.ts';
+import { readSettings } from './lib/settings.ts';
+import { SCENARIOS } from './scenarios/index.ts';
+import { type BenchContext, SkipScenario } from './scenarios/scenario.ts';
+
+function selected(argv: string[]): typeof SCENARIOS {
+  const at = argv.findIndex((a) => a === '--only' || a.startsWith('--only='));
+  if (at < 0) return SCENARIOS;
+  const arg = argv[at] as string;
+  const list = (arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : (argv[at + 1] ?? '')).split(',');
+  const ids = list.map((s) => s.trim()).filter(Boolean);
+  const unknown = ids.filter((id) => !SCENARIOS.some((s) => s.id === id));
+  if (ids.length === 0 || unknown.length > 0) {
+    process.stderr.write(
+      `bench: --only takes a comma-separated list of ${SCENARIOS.map((s) => s.id).join(', ')}` +
+        (unknown.length ? ` (unknown: ${unknown.join(', ')})` : '') +
+        '\n',
+    );
+    process.exit(2);
+  }
+  return SCENARIOS.filter((s) => ids.includes(s.id));
+}
+
+const settings = readSettings();
+const scenarios = selected(process.argv.slice(2));
+const log = (message: string) =>
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping children and dropping databases`);
+    void cleanupAll().finally(() => process.exit(130));
+  });
+}
+
+const machine = await describeMachine(settings.postgresUrl);
+log(
+  `${machine.cpu_model}, ${machine.cores} cores, ${machine.memory_gb} GB, Node ${machine.node_version}, ` +
+    `PostgreSQL ${machine.postgres_version ?? 'not reachable'}`,
+);
+const context: BenchContext = { settings, postgres: machine.postgres_version !== null, log };
+const entries: ScenarioEntry[] = [];
+try {
+  for (const scenario of scenarios) {
+    log(`scenario ${scenario.id}`);
+    const planned = scenario.entries(settings);
+    try {
+      entries.push(...(await scenario.run(context)));
+    } catch (error) {
+      const why =
+        error instanceof SkipScenario
+          ? `skipped: ${error.message}`
+          : `failed: ${(error as Error).message.split('\n')[0]}`;
+      log(`${scenario.id} ${why}`);
+      if (!(error instanceof SkipScenario)) log(String((error as Error).stack ?? error));
+      entries.push(...planned.map((p) => unmeasuredEntry(p.name, p.baseline, p.target, why)));
+    }
+  }
+} finally {
+  await cleanupAll();
+}
+
+const paths = await writeReport(new URL('./results/', import.meta.url).pathname, {
+  machine,
+  scenarios: entries,
+});
+process.stdout.write(`\n${markdownTable(entries)}\nwritten: ${paths.json}, ${paths.md}\n`);
