@@ -9,11 +9,16 @@ function number(name: string, fallback: number): number {
   return value;
 }
 
-function readDb(): 'embedded' | 'postgres' {
-  const text = process.env.BENCH_READ_DB || 'embedded';
-  if (text !== 'embedded' && text !== 'postgres')
-    throw new Error(`BENCH_READ_DB must be embedded or postgres`);
-  return text;
+/** A database the service can run on. */
+export type DbKind = 'postgres' | 'embedded';
+
+function readDbs(): DbKind[] {
+  const list = (process.env.BENCH_READ_DB || 'postgres,embedded').split(',').map((s) => s.trim());
+  const bad = list.filter((s) => s !== 'postgres' && s !== 'embedded');
+  if (bad.length > 0 || list.length === 0) {
+    throw new Error(`BENCH_READ_DB must list postgres and/or embedded, not ${bad.join(',')}`);
+  }
+  return [...new Set(list as DbKind[])];
 }
 
 /** Everything a run can be tuned with. */
@@ -38,8 +43,8 @@ export interface Settings {
   uploadBytes: number;
   /** Sequential uploads per side of the upload scenario. */
   uploads: number;
-  /** The database of the read scenarios (product/list, handoff GET). */
-  readDb: 'embedded' | 'postgres';
+  /** The databases of the read scenarios (product/list, handoff GET), each measured. */
+  readDbs: DbKind[];
   /** When set, the service children write CPU profiles here. */
   cpuProfileDir: string | undefined;
 }
@@ -57,7 +62,7 @@ export function readSettings(): Settings {
     growthRate: number('BENCH_GROWTH_RATE', 200),
     uploadBytes: number('BENCH_UPLOAD_BYTES', 200_000_000),
     uploads: number('BENCH_UPLOADS', 3),
-    readDb: readDb(),
+    readDbs: readDbs(),
     cpuProfileDir: process.env.BENCH_CPU_PROF || undefined,
   };
 }

@@ -1,6 +1,17 @@
 /** Every scenario, in the issue's order. */
+import { createEmbeddedScenario, createPostgresScenario } from './create.ts';
+import { growthScenario } from './growth.ts';
+import { handoffScenario } from './handoff.ts';
 import { productsScenario } from './products.ts';
 import type { Scenario } from './scenario.ts';
+import { uploadScenario } from './upload.ts';
 
 /** The scenarios `npm run bench` runs (or `--only` picks from). */
-export const SCENARIOS: Scenario[] = [productsScenario];
+export const SCENARIOS: Scenario[] = [
+  productsScenario,
+  createPostgresScenario,
+  createEmbeddedScenario,
+  handoffScenario,
+  uploadScenario,
+  growthScenario,
+];

@@ -1,36 +1,54 @@
-/** The service of the read scenarios, on the database BENCH_READ_DB names. */
+/** The services of the read scenarios: one per database that BENCH_READ_DB lists, all running at once. */
 import { createScratchDatabase } from '../lib/postgres.ts';
 import { type BenchService, startBenchService } from '../lib/service.ts';
-import { type BenchContext, SkipScenario } from './scenario.ts';
+import type { DbKind } from '../lib/settings.ts';
+import type { BenchContext } from './scenario.ts';
 
-/** How the read scenarios name their database in entry names. */
-export function readDbLabel(context: { settings: { readDb: string } }): string {
-  return context.settings.readDb === 'postgres' ? 'PostgreSQL' : 'embedded db';
+/** How entry names call a database. */
+export function dbLabel(db: DbKind): string {
+  return db === 'postgres' ? 'PostgreSQL' : 'embedded db';
 }
 
-/** Starts the service for a read scenario; `stop` also drops its database. */
-export async function startReadService(context: BenchContext, name: string): Promise<BenchService> {
+/** A service of a read scenario, or why there is none for that database. */
+export type ReadService = { db: DbKind; service: BenchService } | { db: DbKind; skipped: string };
+
+/** Starts a service on each database of the settings (PostgreSQL only when reachable). */
+export async function startReadServices(
+  context: BenchContext,
+  name: string,
+): Promise<{ services: ReadService[]; stop(): Promise<void> }> {
   const { settings } = context;
-  if (settings.readDb === 'embedded') {
-    return startBenchService({ name, cpuProfileDir: settings.cpuProfileDir });
-  }
-  if (!context.postgres) throw new SkipScenario('PostgreSQL not reachable');
-  const db = await createScratchDatabase(settings.postgresUrl, name);
+  const started: ReadService[] = [];
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s();
+  };
   try {
-    const service = await startBenchService({
-      name,
-      databaseUrl: db.url,
-      cpuProfileDir: settings.cpuProfileDir,
-    });
-    return {
-      ...service,
-      stop: async () => {
-        await service.stop();
-        await db.drop();
-      },
-    };
+    for (const db of settings.readDbs) {
+      if (db === 'embedded') {
+        const service = await startBenchService({
+          name: `${name}-embedded`,
+          cpuProfileDir: settings.cpuProfileDir,
+        });
+        stops.push(service.stop);
+        started.push({ db, service });
+      } else if (!context.postgres) {
+        started.push({ db, skipped: 'skipped: PostgreSQL not reachable' });
+      } else {
+        const scratch = await createScratchDatabase(settings.postgresUrl, name);
+        stops.push(scratch.drop);
+        const service = await startBenchService({
+          name: `${name}-postgres`,
+          databaseUrl: scratch.url,
+          cpuProfileDir: settings.cpuProfileDir,
+        });
+        stops.push(service.stop);
+        started.push({ db, service });
+      }
+    }
   } catch (error) {
-    await db.drop();
+    await stop();
     throw error;
   }
+  return { services: started, stop };
 }

@@ -1,0 +1,111 @@
+/** Keeps the bench from rotting: the report writer on made-up numbers, the scenario list, the quantiles. */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { quantile } from '../bench/lib/load.ts';
+import { growthEntry, ratioEntry, unmeasuredEntry, writeReport } from '../bench/lib/report.ts';
+import { readSettings } from '../bench/lib/settings.ts';
+import { SCENARIOS } from '../bench/scenarios/index.ts';
+
+const machine = {
+  cpu_model: 'Test CPU',
+  cores: 2,
+  memory_gb: 4,
+  node_version: 'v24.0.0',
+  os: 'Test OS',
+  postgres_version: 'PostgreSQL 15',
+  date: '2025-01-01T00:00:00.000Z',
+};
+const side = (rps: number, p50 = 1, p99 = 5, errors = 0) => ({
+  rps,
+  p50_ms: p50,
+  p99_ms: p99,
+  errors,
+  peak_rss_mb: 100,
+});
+const ENTRY_KEYS = [
+  'baseline',
+  'errors',
+  'met',
+  'name',
+  'p50_ms',
+  'p99_ms',
+  'peak_rss_mb',
+  'ratio',
+  'rps',
+  'target',
+];
+
+describe('bench report', () => {
+  it('writes latest.json in the agreed shape and marks a missed target as missed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cqs-bench-smoke-'));
+    try {
+      const baseline = { name: 'bare', rps: 1000, errors: 0 };
+      const scenarios = [
+        ratioEntry({ name: 'met', service: side(600), baseline, minRatio: 0.5 }),
+        ratioEntry({ name: 'missed', service: side(300), baseline, minRatio: 0.5 }),
+        ratioEntry({ name: 'errors', service: side(900, 1, 5, 3), baseline, minRatio: 0.5 }),
+        ratioEntry({
+          name: 'memory',
+          service: side(900),
+          baseline,
+          minRatio: 0.8,
+          target: 't',
+          extra: false,
+        }),
+        growthEntry({
+          name: 'growth',
+          service: side(200, 2, 20),
+          earlier: { ...side(200, 2, 10), name: 'at 10k' },
+          which: 'p99_ms',
+          maxRatio: 1.25,
+        }),
+        unmeasuredEntry('skipped', 'bare', '≥ 0.60', 'skipped: endpoint not available'),
+      ];
+      const { json, md } = await writeReport(dir, { machine, scenarios });
+      const report = JSON.parse(await readFile(json, 'utf8'));
+      assert.deepEqual(Object.keys(report).sort(), ['machine', 'scenarios']);
+      for (const entry of report.scenarios) {
+        assert.deepEqual(Object.keys(entry).sort(), ENTRY_KEYS);
+        assert.deepEqual(Object.keys(entry.baseline).sort(), ['name', 'rps']);
+      }
+      const met = Object.fromEntries(
+        report.scenarios.map((e: { name: string; met: unknown }) => [e.name, e.met]),
+      );
+      assert.deepEqual(met, {
+        met: true,
+        missed: false,
+        errors: false,
+        memory: false,
+        growth: false,
+        skipped: 'skipped: endpoint not available',
+      });
+      assert.equal(report.scenarios[0].ratio, 0.6);
+      assert.equal(report.scenarios[4].ratio, 2);
+      const table = await readFile(md, 'utf8');
+      assert.match(table, /\| missed \|.*\*\*MISSED\*\*/);
+      assert.match(table, /\| met \|.*\| met \|$/m);
+      assert.match(table, /skipped: endpoint not available/);
+      assert.match(table, /Test CPU, 2 cores/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('lists every scenario of the issue once, each with its planned rows', () => {
+    const ids = SCENARIOS.map((s) => s.id);
+    assert.deepEqual(ids, ['products', 'create-pg', 'create-embedded', 'handoff', 'upload', 'growth']);
+    const settings = readSettings();
+    for (const scenario of SCENARIOS) assert.ok(scenario.entries(settings).length > 0, scenario.id);
+  });
+
+  it('takes nearest-rank quantiles', () => {
+    const values = Array.from({ length: 100 }, (_, i) => i + 1);
+    assert.equal(quantile(values, 0.5), 50);
+    assert.equal(quantile(values, 0.99), 99);
+    assert.equal(quantile([7], 0.99), 7);
+    assert.ok(Number.isNaN(quantile([], 0.5)));
+  });
+});
