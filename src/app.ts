@@ -1,5 +1,6 @@
 /** The app factory: builds the Fastify app around open services. Listening is `server.ts`'s job. */
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { installAuth } from './http/auth.ts';
 import { installErrorHandler } from './http/error-handler.ts';
@@ -24,6 +25,19 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     logger: loggerOptions(services.config.logLevel, options.logStream),
     genReqId: () => randomUUID(),
     bodyLimit: services.config.bodyLimit,
+    // Slow clients must not hold sockets for ever: headers and a whole request (an upload included) have
+    // time limits, checked every second rather than Node's default 30 s.
+    serverFactory: (handler) =>
+      createServer(
+        {
+          headersTimeout: services.config.timeouts.headersMs,
+          requestTimeout: services.config.timeouts.requestMs,
+          connectionsCheckingInterval: 1000,
+        },
+        handler,
+      ),
+    // An idle socket is closed after 65 s: longer than the 30 s long poll.
+    connectionTimeout: 65_000,
     // Behind a load balancer the client's address is in X-Forwarded-For.
     trustProxy: true,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },

@@ -36,6 +36,10 @@ export const EnvSchema = Type.Object({
   RATE_LIMIT_WINDOW: Integer(1, 3600, 60),
   /** Maximum size of a JSON request body, in bytes. */
   BODY_LIMIT: Integer(1024, 100 * 1024 * 1024, 5 * 1024 * 1024),
+  /** Seconds a client may take to send its request headers (slow clients are dropped after). */
+  HEADERS_TIMEOUT: Integer(1, 600, 10),
+  /** Seconds a client may take to send a whole request, uploads included. */
+  REQUEST_TIMEOUT: Integer(1, 24 * 3600, 900),
   /** Run the job-queue worker in this process. */
   WORKER: Type.Boolean({ default: true }),
 });
@@ -69,6 +73,7 @@ export interface Config {
   redisUrl: string | undefined;
   rateLimit: { max: number; windowSeconds: number };
   bodyLimit: number;
+  timeouts: { headersMs: number; requestMs: number };
   worker: boolean;
 }
 
@@ -148,6 +153,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     redisUrl: e.REDIS_URL,
     rateLimit: { max: e.RATE_LIMIT_MAX, windowSeconds: e.RATE_LIMIT_WINDOW },
     bodyLimit: e.BODY_LIMIT,
+    timeouts: { headersMs: e.HEADERS_TIMEOUT * 1000, requestMs: e.REQUEST_TIMEOUT * 1000 },
     worker: e.WORKER,
   };
 }
