@@ -10,7 +10,10 @@ import { generateApiKey } from '../../src/domain/api-keys.ts';
 import { deferCleanup } from './cleanup.ts';
 import { type Child, freePort, runNode, spawnNode, waitForHttp } from './process.ts';
 
-const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+/** The `cqs` entry point: this checkout's, or that of the checkout BENCH_SERVICE_DIR names (to compare builds). */
+const MAIN = process.env.BENCH_SERVICE_DIR
+  ? join(process.env.BENCH_SERVICE_DIR, 'src/cli/main.ts')
+  : new URL('../../src/cli/main.ts', import.meta.url).pathname;
 
 /** The bench company's names. */
 export const BENCH = {

@@ -37,8 +37,8 @@ export interface Settings {
   growthRows: number;
   /** Rows stored before the first growth phase. */
   growthBaseRows: number;
-  /** Requests per second of the growth phases (a fixed rate, so latency is not queueing). */
-  growthRate: number;
+  /** Connections of the growth phases: 1 sends requests back to back, so latency is cost, not queueing. */
+  growthConnections: number;
   /** Bytes of each upload of the upload scenario. */
   uploadBytes: number;
   /** Sequential uploads per side of the upload scenario. */
@@ -59,7 +59,7 @@ export function readSettings(): Settings {
     postgresUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
     growthRows: number('BENCH_GROWTH_ROWS', 1_000_000),
     growthBaseRows: number('BENCH_GROWTH_BASE_ROWS', 10_000),
-    growthRate: number('BENCH_GROWTH_RATE', 200),
+    growthConnections: Math.max(1, Math.round(number('BENCH_GROWTH_CONNECTIONS', 1))),
     uploadBytes: number('BENCH_UPLOAD_BYTES', 200_000_000),
     uploads: number('BENCH_UPLOADS', 3),
     readDbs: readDbs(),

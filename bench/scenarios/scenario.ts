@@ -61,7 +61,11 @@ export type SideResult = Measured & { load: LoadResult };
  * that alternate, so every side sees the same background load of a shared machine. The RSS of each pid is
  * sampled all along; its peak is reported.
  */
-export async function compare(context: BenchContext, sides: Side[]): Promise<SideResult[]> {
+export async function compare(
+  context: BenchContext,
+  sides: Side[],
+  rounds = context.settings.rounds,
+): Promise<SideResult[]> {
   const { settings } = context;
   const specs: LoadSpec[] = sides.map((side) => ({
     connections: settings.connections,
@@ -74,9 +78,9 @@ export async function compare(context: BenchContext, sides: Side[]): Promise<Sid
   let peaks: (number | undefined)[] = [];
   try {
     for (const spec of specs) await warmUp(spec);
-    for (let round = 0; round < settings.rounds; round++) {
+    for (let round = 0; round < rounds; round++) {
       for (const [i, spec] of specs.entries()) {
-        phases[i]?.push(await runPhase(spec, spec.durationS / settings.rounds));
+        phases[i]?.push(await runPhase(spec, spec.durationS / rounds));
       }
     }
   } finally {
