@@ -34,3 +34,22 @@ export function sampleRss(pid: number, intervalMs = 100): RssSampler {
     },
   };
 }
+
+/** How far a process's RSS rose above its size when the meter started (all in MB; NaN when unreadable). */
+export interface RssGrowth {
+  idle: number;
+  peak: number;
+  growth: number;
+}
+
+/** Starts measuring the RSS growth of `pid`; `stop` ends it. */
+export function rssGrowthMeter(pid: number): { stop(): RssGrowth } {
+  const idle = readRssMb(pid) ?? Number.NaN;
+  const sampler = sampleRss(pid);
+  return {
+    stop() {
+      const peak = sampler.stop() ?? Number.NaN;
+      return { idle, peak, growth: peak - idle };
+    },
+  };
+}

@@ -8,7 +8,7 @@ import { startBaseline } from '../lib/baseline.ts';
 import { quantile } from '../lib/load.ts';
 import { freshConversationId } from '../lib/payloads.ts';
 import { ratioEntry } from '../lib/report.ts';
-import { readRssMb, sampleRss } from '../lib/rss.ts';
+import { type RssGrowth, rssGrowthMeter } from '../lib/rss.ts';
 import { type BenchService, startBenchService } from '../lib/service.ts';
 import { putBytes } from '../lib/upload.ts';
 import { CREATE_PATH } from './create.ts';
@@ -77,13 +77,20 @@ async function upload(into: Uploads & { bytes: number; seconds: number }, target
 }
 
 /**
- * After a 1 MB warm-up each, uploads `count` times to each target, alternating between them so both see
+ * After a 1 MB warm-up each (the first target answering 404 there means it has no upload route yet), uploads `count` times to each target, alternating between them so both see
  * the same background load; `between` runs after the warm-ups.
  */
 async function alternate(targets: Target[], count: number, bytes: number, between: () => Promise<void>) {
-  for (const target of targets) {
+  for (const [t, target] of targets.entries()) {
     const warm = await target();
-    await putBytes(warm.url, warm.contentType, 1_000_000);
+    const put = await putBytes(warm.url, warm.contentType, 1_000_000);
+    if (put.status === 404 && t === 0) {
+      throw new SkipScenario(
+        `endpoint not available (PUT upload_url answered 404 ${put.body.slice(0, 100)})`,
+      );
+    }
+    if (put.status !== 200)
+      throw new Error(`warm-up upload answered ${put.status}: ${put.body.slice(0, 200)}`);
   }
   await between();
   const sums = targets.map(() => ({
@@ -129,10 +136,9 @@ export const uploadScenario: Scenario = {
         requireRoute(service, 'POST', CREATE_PATH);
         await uploadUrl(service);
         return using(startBaseline('stream-to-file.ts'), async (baseline) => {
-          let idle = Number.NaN;
-          let sampler: ReturnType<typeof sampleRss> | undefined;
-          let peak: number | undefined;
+          let meters: { stop(): RssGrowth }[] = [];
           let results: Uploads[];
+          let rss: RssGrowth[] = [];
           try {
             results = await alternate(
               [
@@ -143,22 +149,19 @@ export const uploadScenario: Scenario = {
               settings.uploadBytes,
               async () => {
                 await new Promise((r) => setTimeout(r, 1000));
-                idle = readRssMb(service.pid) ?? Number.NaN;
-                sampler = sampleRss(service.pid);
+                meters = [rssGrowthMeter(service.pid), rssGrowthMeter(baseline.child.pid)];
               },
             );
           } finally {
-            peak = sampler?.stop();
+            rss = meters.map((m) => m.stop());
           }
           const [mine, base] = results as [Uploads, Uploads];
-          const growth = (peak ?? Number.NaN) - idle;
-          logUploads(
-            context,
-            'service upload',
-            mine,
-            `, RSS idle ${idle.toFixed(1)} MB, peak ${peak?.toFixed(1)} MB`,
-          );
-          logUploads(context, BASELINE, base);
+          const [serviceRss, baselineRss] = rss as [RssGrowth, RssGrowth];
+          const growth = serviceRss.growth;
+          const describe = (r: RssGrowth) =>
+            `, RSS idle ${r.idle.toFixed(1)} MB, peak ${r.peak.toFixed(1)} MB (+${r.growth.toFixed(1)})`;
+          logUploads(context, 'service upload', mine, describe(serviceRss));
+          logUploads(context, BASELINE, base, describe(baselineRss));
           return [
             ratioEntry({
               name: name(settings.uploadBytes),
