@@ -85,9 +85,7 @@ async function alternate(targets: Target[], count: number, bytes: number, betwee
     const warm = await target();
     const put = await putBytes(warm.url, warm.contentType, 1_000_000);
     if (put.status === 404 && t === 0) {
-      throw new SkipScenario(
-        `endpoint not available (PUT upload_url answered 404 ${put.body.slice(0, 100)})`,
-      );
+      throw new SkipScenario('endpoint not available (PUT to upload_url answered 404: no storage route)');
     }
     if (put.status !== 200)
       throw new Error(`warm-up upload answered ${put.status}: ${put.body.slice(0, 200)}`);
