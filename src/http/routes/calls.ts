@@ -60,7 +60,7 @@ export const callRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asy
               'content_type: video/x-matroska is not a supported video type; use one of video/3gpp, video/x-flv, video/quicktime, video/mp4, video/mpeg, video/webm, video/x-ms-wmv',
             ],
             octet_stream_known_extension: [
-              `${'application/octet-stream'} for a known extension`,
+              'application/octet-stream for a known extension',
               'content_type: application/octet-stream does not match the extension .wav; send audio/wav, or omit content_type',
             ],
             content_type_without_filename: [
