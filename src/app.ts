@@ -7,7 +7,10 @@ import { installErrorHandler } from './http/error-handler.ts';
 import { loggerOptions } from './http/logging.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
+import { callStateRoutes } from './http/routes/call-state.ts';
+import { callRoutes } from './http/routes/calls.ts';
 import { healthRoutes } from './http/routes/health.ts';
+import { liveRoutes } from './http/routes/live.ts';
 import { productRoutes } from './http/routes/products.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Services } from './services.ts';
@@ -61,6 +64,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   await app.register(healthRoutes, { services });
   await app.register(productRoutes, { services });
+  await app.register(callRoutes, { services });
+  await app.register(callStateRoutes, { services });
+  await app.register(liveRoutes, { services });
 
   await app.ready();
   return app;
