@@ -5,6 +5,7 @@ import { installAuth } from './http/auth.ts';
 import { installErrorHandler } from './http/error-handler.ts';
 import { loggerOptions } from './http/logging.ts';
 import { registerOpenApi } from './http/openapi.ts';
+import { callHandoffRoutes } from './http/routes/call-handoffs.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { productRoutes } from './http/routes/products.ts';
 import { validatorCompiler } from './http/validation.ts';
@@ -37,6 +38,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   await app.register(healthRoutes, { services });
   await app.register(productRoutes, { services });
+  await app.register(callHandoffRoutes, { services });
 
   await app.ready();
   return app;
