@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { createHandoff, finalizeHandoffRecord, mergeHandoff } from '../../domain/call-handoffs.ts';
+import { ValidationError } from '../../domain/errors.ts';
 import { createHandoffReader } from '../../domain/handoff-reader.ts';
 import { createHandoffWatcher } from '../../domain/handoff-watch.ts';
 import type { Services } from '../../services.ts';
@@ -35,6 +36,14 @@ import { AUTHENTICATED_ERRORS, errorResponses, SECURITY } from '../schemas/commo
 const TAGS = ['call-handoff'];
 const WRITE_ERRORS = [...AUTHENTICATED_ERRORS, 404, 413, 415, 422] as const;
 
+// The schema would convert loosely ('' to 0, '0x10' to 16); a wait must be written as plain decimal seconds.
+async function waitIsDecimal(request: FastifyRequest): Promise<void> {
+  const wait = (request.query as Record<string, unknown>).wait;
+  if (typeof wait === 'string' && !/^\d{1,3}(\.\d{1,6})?$/.test(wait)) {
+    throw new ValidationError('must be a number of seconds from 0 to 30', 'query.wait');
+  }
+}
+
 // Create and finalize may be sent without a body (`curl -X POST …/finalize`): that means `{}`.
 async function absentBodyIsEmpty(request: FastifyRequest): Promise<void> {
   if (request.body === undefined) request.body = {};
@@ -58,6 +67,7 @@ export const callHandoffRoutes: FastifyPluginAsyncTypebox<{ services: Services }
     '/api/v1/call-handoff/:handoff_id',
     {
       config: { scope: 'calls' },
+      preValidation: waitIsDecimal,
       schema: {
         tags: TAGS,
         summary: 'Read a call-handoff record (check `final`)',
@@ -78,7 +88,7 @@ export const callHandoffRoutes: FastifyPluginAsyncTypebox<{ services: Services }
       const gone = new AbortController();
       reply.raw.once('close', () => gone.abort());
       const handoff = await reader.read(request.principal, request.params.handoff_id, {
-        waitMs: (request.query.wait ?? 0) * 1000,
+        waitMs: Math.round((request.query.wait ?? 0) * 1000),
         knownVersion: knownVersion(ifNoneMatch, request.params.handoff_id),
         signal: gone.signal,
       });

@@ -13,7 +13,7 @@ Send it back as \`If-None-Match\` to get \`304 Not Modified\` (no body) while no
 record is served with \`Cache-Control: private, max-age=31536000, immutable\` (keep it forever; the service
 also answers it from memory), a partial one with \`Cache-Control: no-store\`.
 
-**Long poll (extension).** \`?wait=N\` (integer seconds, 0–30): when the record is not final, the answer
+**Long poll (extension).** \`?wait=N\` (seconds, 0–30, fractions allowed; outside: 422): when the record is not final, the answer
 waits until it changes or becomes final, or N seconds pass. With an \`If-None-Match\` that names the current
 version it waits for a newer version and answers 304 if none came in time; with an older tag it answers
 at once. Changes are pushed to every service process (PostgreSQL LISTEN/NOTIFY), so waiting costs no

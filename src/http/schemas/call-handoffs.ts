@@ -50,11 +50,11 @@ export const HandoffParams = Type.Object({
 /** Query of the reader: the long-poll extension. */
 export const ReadQuery = Type.Object({
   wait: Type.Optional(
-    Type.Integer({
+    Type.Number({
       minimum: 0,
       maximum: 30,
       description:
-        'Extension (decision 19): long poll. Seconds (integer, 0–30; outside: 422) to wait, when the ' +
+        'Extension (decision 19): long poll. Seconds (0–30, fractions allowed; outside: 422) to wait, when the ' +
         'record is not final, for it to change or become final before answering. With an `If-None-Match` ' +
         'that names the current version, waits for a newer one and answers 304 if none came in time.',
       examples: [25],
