@@ -1,6 +1,7 @@
 /** Helpers of the call-handoff tests: driving records through the API, and rows the API cannot make. */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
 import { conversations } from '../../src/adapters/db/schema.ts';
 import type { TestCompany } from './fixtures.ts';
 import type { Harness } from './harness.ts';
@@ -44,9 +45,20 @@ export async function createRecord(
   return { id: record.handoff_id, body: record, etag: String(res.headers.etag) };
 }
 
+/**
+ * Sends a request now. `inject` returns a lazy chain that only starts when something calls `then`, so
+ * requests meant to race must be started explicitly, in the order they are made.
+ */
+export function send(
+  h: Harness,
+  options: Parameters<Harness['request']>[0],
+): Promise<LightMyRequestResponse> {
+  return h.request(options).then((res) => res);
+}
+
 /** PATCHes a record. */
 export function patchRecord(h: Harness, c: TestCompany, id: string, metadata: Record<string, unknown>) {
-  return h.request({
+  return send(h, {
     method: 'PATCH',
     url: `/api/v1/call-handoff/${id}`,
     key: c.writerKey,
@@ -56,7 +68,7 @@ export function patchRecord(h: Harness, c: TestCompany, id: string, metadata: Re
 
 /** Finalizes a record, with a last merge when `metadata` is given. */
 export function finalizeRecord(h: Harness, c: TestCompany, id: string, metadata?: Record<string, unknown>) {
-  return h.request({
+  return send(h, {
     method: 'POST',
     url: `/api/v1/call-handoff/${id}/finalize`,
     key: c.writerKey,
@@ -71,7 +83,7 @@ export function readRecord(
   id: string,
   options: { wait?: number; etag?: string } = {},
 ) {
-  return h.request({
+  return send(h, {
     method: 'GET',
     url: `/api/v1/call-handoff/${id}${options.wait !== undefined ? `?wait=${options.wait}` : ''}`,
     key: c.key,
