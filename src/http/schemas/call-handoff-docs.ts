@@ -23,27 +23,33 @@ polling. Final records answer at once.
 
 \`\`\`js
 async function readFinalHandoff(baseUrl, apiKey, handoffId) {
+  const url = \`\${baseUrl}/api/v1/call-handoff/\${handoffId}?wait=25\`;
   let etag;
-  let record;
-  for (let attempt = 0; ; attempt++) {
+  let failures = 0;
+  for (;;) {
     const headers = { Authorization: \`Bearer \${apiKey}\` };
     if (etag) headers['If-None-Match'] = etag;
-    const res = await fetch(\`\${baseUrl}/api/v1/call-handoff/\${handoffId}?wait=25\`, { headers });
+    const res = await fetch(url, { headers });
     if (res.status === 200) {
+      failures = 0;
       etag = res.headers.get('etag');
-      record = await res.json();
+      const record = await res.json();
       if (record.final) return record; // complete and immutable: done
-      attempt = 0;                     // partial: ask again at once, the server does the waiting
-    } else if (res.status === 304) {
-      attempt = 0;                     // nothing changed during the wait: ask again
-    } else if (res.status === 429 || res.status >= 500) {
-      // back off with jitter; honour Retry-After when sent
-      const retryAfter = Number(res.headers.get('retry-after')) || 0;
-      const backoff = Math.min(30, 2 ** attempt) * (0.5 + Math.random() / 2);
-      await new Promise((r) => setTimeout(r, 1000 * Math.max(retryAfter, backoff)));
-    } else {
-      throw new Error(\`handoff \${handoffId}: \${res.status} \${(await res.json()).error}\`);
+      continue;                        // partial: ask again at once, the server does the waiting
     }
+    if (res.status === 304) {          // nothing changed during the wait: ask again
+      failures = 0;
+      continue;
+    }
+    if (res.status === 429 || res.status >= 500) {
+      // back off exponentially with full jitter, never less than Retry-After
+      failures++;
+      const retryAfter = Number(res.headers.get('retry-after')) || 0;
+      const backoff = Math.random() * Math.min(30, 0.5 * 2 ** failures);
+      await new Promise((r) => setTimeout(r, 1000 * Math.max(retryAfter, backoff)));
+      continue;
+    }
+    throw new Error(\`handoff \${handoffId}: \${res.status} \${(await res.json()).error}\`); // 401/403/404/422
   }
 }
 \`\`\`
