@@ -203,7 +203,7 @@ for (const backend of BACKENDS) {
         ['created_at', 'final', 'finalized_at', 'handoff_id', 'metadata', 'updated_at'],
       );
       assert.ok(path.patch.responses['409']);
-      assert.ok(doc.paths['/api/v1/call-handoff'].post.responses['201']);
+      assert.ok(doc.paths['/api/v1/call-handoff'].post.responses['201'].headers.Location);
       assert.ok(doc.paths['/api/v1/call-handoff/{handoff_id}/finalize'].post.responses['409']);
       for (const op of [get, path.patch, doc.paths['/api/v1/call-handoff'].post]) {
         assert.deepEqual(op.security, [{ bearerAuth: [] }, { apiKeyQuery: [] }]);

@@ -22,6 +22,7 @@ import {
 import {
   CreateBody,
   CreateConflictResponse,
+  CreatedResponse,
   FinalConflictResponse,
   FinalizeBody,
   HandoffParams,
@@ -110,7 +111,7 @@ export const callHandoffRoutes: FastifyPluginAsyncTypebox<{ services: Services }
         security: SECURITY,
         body: CreateBody,
         response: {
-          201: RecordResponse,
+          201: CreatedResponse,
           ...errorResponses(...WRITE_ERRORS),
           409: CreateConflictResponse,
         },

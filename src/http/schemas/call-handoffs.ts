@@ -91,6 +91,19 @@ export const RecordResponse = Type.Object(CallHandoff.properties, {
   ...RECORD_HEADERS,
 });
 
+/** The 201 answer of create: the record, its caching headers and where to read it. */
+export const CreatedResponse = Type.Object(CallHandoff.properties, {
+  description: 'The new record, with `ETag`, `Cache-Control` and `Location` (its reader URL).',
+  examples: [{ ...EXAMPLE, final: false, finalized_at: null, updated_at: EXAMPLE.created_at }],
+  headers: {
+    ...RECORD_HEADERS.headers,
+    Location: {
+      type: 'string',
+      description: 'The path of the new record: `/api/v1/call-handoff/<handoff_id>`.',
+    },
+  },
+});
+
 /** The 304 answer: no body. */
 export const NotModifiedResponse = Type.Null({
   description:
