@@ -61,8 +61,8 @@ and still send \`If-None-Match\`. See \`docs/handoff-polling.md\`.`;
 export const CREATE_DESCRIPTION = `Creates a partial record (\`final: false\`) when a voice call starts; scope
 \`handoff:write\`. Top-level metadata keys with a null value are dropped. With \`conversation_id\` (the
 client's conversation id) the record is linked to that conversation of the caller's company; add
-\`agent_email\` when several agents have a conversation with that id. Answers 201 with the record and
-\`Location\`.`;
+\`agent_email\` when several agents have a conversation with that id. The body may be omitted. Answers 201
+with the record and \`Location\`.`;
 
 /** Description of PATCH /api/v1/call-handoff/{handoff_id}. */
 export const MERGE_DESCRIPTION = `Merges top-level metadata keys into a partial record (scope \`handoff:write\`):
