@@ -7,6 +7,7 @@ import { installErrorHandler } from './http/error-handler.ts';
 import { loggerOptions } from './http/logging.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
+import { callHandoffRoutes } from './http/routes/call-handoffs.ts';
 import { callStateRoutes } from './http/routes/call-state.ts';
 import { callRoutes } from './http/routes/calls.ts';
 import { healthRoutes } from './http/routes/health.ts';
@@ -67,6 +68,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(callRoutes, { services });
   await app.register(callStateRoutes, { services });
   await app.register(liveRoutes, { services });
+  await app.register(callHandoffRoutes, { services });
 
   await app.ready();
   return app;

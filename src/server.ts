@@ -1,12 +1,15 @@
 /** Starts the service: opens the database, migrates, bootstraps a new one, listens, stops on a signal. */
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
+import { createLruCache } from './adapters/cache/lru.ts';
 import { type Database, openDatabase } from './adapters/db/database.ts';
+import { createChangeNotifier } from './adapters/notify/factory.ts';
 import { createStorage } from './adapters/storage/factory.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config/config.ts';
 import { type BootstrapResult, bootstrapIfEmpty } from './domain/bootstrap.ts';
 import type { Services } from './services.ts';
+import { startHandoffSweeper } from './worker/handoff-sweeper.ts';
 
 /** A running service. */
 export interface RunningService {
@@ -30,13 +33,24 @@ export async function openServices(config: Config): Promise<Services> {
     : undefined;
   // Without a listener, a lost Redis connection would crash the process; limits fail open meanwhile.
   redis?.on('error', () => {});
-  return { config, database, storage: createStorage(config), ...(redis ? { redis } : {}) };
+  return {
+    config,
+    database,
+    storage: createStorage(config),
+    notifier: createChangeNotifier(database, config.databaseUrl),
+    handoffCache: createLruCache(config.handoffCacheSize),
+    ...(redis ? { redis } : {}),
+  };
 }
 
 /** Closes what openServices opened. */
 export async function closeServices(services: Services): Promise<void> {
   services.redis?.disconnect();
-  await services.database.close();
+  try {
+    await services.notifier.close();
+  } finally {
+    await services.database.close();
+  }
 }
 
 /** The text shown once when the demo company was made. */
@@ -66,9 +80,18 @@ export async function startService(
     }
     const app = await buildApp(services);
     const url = await app.listen({ port: config.port, host: config.host });
+    const sweeper = config.worker
+      ? startHandoffSweeper({
+          db: services.database.db,
+          staleAfterSeconds: config.handoffStaleAfterSeconds,
+          intervalSeconds: config.handoffSweepIntervalSeconds,
+          log: app.log,
+        })
+      : undefined;
     let stopping: Promise<void> | undefined;
     const stop = () => {
       stopping ??= (async () => {
+        await sweeper?.stop();
         await app.close();
         await closeServices(services);
       })();

@@ -21,6 +21,10 @@ export const EnvSchema = Type.Object({
   CQS_BOOTSTRAP: Type.Boolean({ default: true }),
   /** Seconds after which an unfinalized call-handoff record is finalized by the service. */
   HANDOFF_STALE_AFTER: Integer(1, 30 * 24 * 3600, 4 * 3600),
+  /** Seconds between two sweeps that finalize stale call-handoff records (worker processes only). */
+  HANDOFF_SWEEP_INTERVAL: Integer(1, 3600, 60),
+  /** Final call-handoff records kept in memory per process, so polls of them cost no query; 0 turns it off. */
+  HANDOFF_CACHE_SIZE: Integer(0, 1_000_000, 10_000),
   /** Secret for signing the embedded storage's upload URLs; generated into DATA_DIR when absent. */
   STORAGE_SIGNING_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   STORAGE_BACKEND: Type.Union([Type.Literal('embedded'), Type.Literal('s3')], { default: 'embedded' }),
@@ -58,6 +62,8 @@ export interface Config {
   logLevel: string;
   bootstrap: boolean;
   handoffStaleAfterSeconds: number;
+  handoffSweepIntervalSeconds: number;
+  handoffCacheSize: number;
   storage: {
     backend: 'embedded' | 's3';
     signingSecret: string | undefined;
@@ -138,6 +144,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     bootstrap: e.CQS_BOOTSTRAP,
     handoffStaleAfterSeconds: e.HANDOFF_STALE_AFTER,
+    handoffSweepIntervalSeconds: e.HANDOFF_SWEEP_INTERVAL,
+    handoffCacheSize: e.HANDOFF_CACHE_SIZE,
     storage: {
       backend: e.STORAGE_BACKEND,
       signingSecret: e.STORAGE_SIGNING_SECRET,
