@@ -1,12 +1,15 @@
 /** The app factory: builds the Fastify app around open services. Listening is `server.ts`'s job. */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { EmbeddedStorage } from './adapters/storage/embedded.ts';
 import { installAuth } from './http/auth.ts';
 import { installErrorHandler } from './http/error-handler.ts';
 import { loggerOptions } from './http/logging.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { productRoutes } from './http/routes/products.ts';
+import { storageRoutes } from './http/routes/storage.ts';
+import { uploadRoutes } from './http/routes/uploads.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Services } from './services.ts';
 
@@ -37,6 +40,11 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   await app.register(healthRoutes, { services });
   await app.register(productRoutes, { services });
+  await app.register(uploadRoutes, { services });
+  const storage = services.storage;
+  // The embedded storage serves its own upload URLs; with S3, clients upload to S3.
+  if (storage.kind === 'embedded')
+    await app.register(storageRoutes, { services, storage: storage as EmbeddedStorage });
 
   await app.ready();
   return app;

@@ -1,11 +1,13 @@
 /** Starts the service: opens the database, migrates, bootstraps a new one, listens, stops on a signal. */
 import type { FastifyInstance } from 'fastify';
 import { type Database, openDatabase } from './adapters/db/database.ts';
+import { createJobQueue } from './adapters/queue/queue.ts';
 import { createStorage } from './adapters/storage/factory.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config/config.ts';
 import { type BootstrapResult, bootstrapIfEmpty } from './domain/bootstrap.ts';
 import type { Services } from './services.ts';
+import { startServiceWorker } from './worker/start.ts';
 
 /** A running service. */
 export interface RunningService {
@@ -24,12 +26,21 @@ export async function openServices(config: Config): Promise<Services> {
     await database.close();
     throw error;
   }
-  return { config, database, storage: createStorage(config) };
+  try {
+    return { config, database, storage: createStorage(config), queue: createJobQueue(database.db) };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
 }
 
 /** Closes what openServices opened. */
 export async function closeServices(services: Services): Promise<void> {
-  await services.database.close();
+  try {
+    await services.storage.close();
+  } finally {
+    await services.database.close();
+  }
 }
 
 /** The text shown once when the demo company was made. */
@@ -59,9 +70,12 @@ export async function startService(
     }
     const app = await buildApp(services);
     const url = await app.listen({ port: config.port, host: config.host });
+    const worker = config.worker ? startServiceWorker(services, app.log) : undefined;
     let stopping: Promise<void> | undefined;
     const stop = () => {
       stopping ??= (async () => {
+        // The worker first: it finishes its jobs while the database is still open.
+        await worker?.stop();
         await app.close();
         await closeServices(services);
       })();

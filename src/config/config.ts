@@ -38,6 +38,16 @@ export const EnvSchema = Type.Object({
   BODY_LIMIT: Integer(1024, 100 * 1024 * 1024, 5 * 1024 * 1024),
   /** Run the job-queue worker in this process. */
   WORKER: Type.Boolean({ default: true }),
+  /** Milliseconds between the worker's polls of the job queue (it also wakes when this process enqueues). */
+  WORKER_POLL_INTERVAL: Integer(10, 60_000, 500),
+  /** Jobs one worker runs at once. */
+  WORKER_CONCURRENCY: Integer(1, 64, 2),
+  /** Seconds between sweeps that look for uploaded objects (S3) and expire unused upload URLs. */
+  UPLOAD_SWEEP_INTERVAL: Integer(1, 3600, 15),
+  /** Seconds after an upload URL expires before an upload with no object is marked expired. */
+  UPLOAD_EXPIRY_GRACE: Integer(0, 86_400, 600),
+  /** Seconds an embedded-storage upload may send nothing before it is abandoned. */
+  UPLOAD_IDLE_TIMEOUT: Integer(1, 3600, 60),
 });
 
 /** The environment after defaults and conversion. */
@@ -70,6 +80,9 @@ export interface Config {
   rateLimit: { max: number; windowSeconds: number };
   bodyLimit: number;
   worker: boolean;
+  workerPollIntervalMs: number;
+  workerConcurrency: number;
+  uploads: { sweepIntervalSeconds: number; expiryGraceSeconds: number; idleTimeoutSeconds: number };
 }
 
 /** Thrown when the environment does not fit the schema; the message names every bad variable. */
@@ -143,5 +156,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     rateLimit: { max: e.RATE_LIMIT_MAX, windowSeconds: e.RATE_LIMIT_WINDOW },
     bodyLimit: e.BODY_LIMIT,
     worker: e.WORKER,
+    workerPollIntervalMs: e.WORKER_POLL_INTERVAL,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    uploads: {
+      sweepIntervalSeconds: e.UPLOAD_SWEEP_INTERVAL,
+      expiryGraceSeconds: e.UPLOAD_EXPIRY_GRACE,
+      idleTimeoutSeconds: e.UPLOAD_IDLE_TIMEOUT,
+    },
   };
 }
