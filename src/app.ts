@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { EmbeddedStorage } from './adapters/storage/embedded.ts';
 import { installAuth } from './http/auth.ts';
-import { installErrorHandler } from './http/error-handler.ts';
+import { answerClientError, installErrorHandler } from './http/error-handler.ts';
 import { loggerOptions } from './http/logging.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { productRoutes } from './http/routes/products.ts';
-import { storageRoutes } from './http/routes/storage.ts';
+import { answerUploadClientError, storageRoutes } from './http/routes/storage.ts';
 import { uploadRoutes } from './http/routes/uploads.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Services } from './services.ts';
@@ -27,6 +27,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // Behind a load balancer the client's address is in X-Forwarded-For.
     trustProxy: true,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+    clientErrorHandler: (error, socket) => {
+      if (!answerUploadClientError(error, socket)) answerClientError(error, socket);
+    },
   });
   app.setValidatorCompiler(validatorCompiler);
   // JSON endpoints take JSON only: anything else is a 415 (decision 8).

@@ -4,7 +4,9 @@
  * API key: the signature is the credential. This file is the one place that maps upload problems to S3
  * errors. The body is never parsed: the raw request stream goes to the storage, which streams it to disk.
  */
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../../adapters/db/errors.ts';
 import type { EmbeddedStorage } from '../../adapters/storage/embedded.ts';
@@ -54,6 +56,14 @@ function xmlEscape(value: string): string {
   return value.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/** An S3 error document. */
+function s3ErrorXml(code: S3Code, fields: Record<string, string | number>): string {
+  const inner = Object.entries({ Code: code, Message: S3_MESSAGES[code], ...fields })
+    .map(([name, value]) => `<${name}>${xmlEscape(String(value))}</${name}>`)
+    .join('');
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<Error>${inner}</Error>`;
+}
+
 /** Sends an S3 error. The connection is closed: the client may still be sending a body we will not read. */
 function sendS3Error(
   request: FastifyRequest,
@@ -61,23 +71,40 @@ function sendS3Error(
   code: S3Code,
   options: { message?: string; extra?: Record<string, string | number> } = {},
 ): FastifyReply {
-  const fields: Record<string, string | number> = {
-    Code: code,
-    Message: options.message ?? S3_MESSAGES[code],
+  const body = s3ErrorXml(code, {
+    ...(options.message ? { Message: options.message } : {}),
     ...options.extra,
     Resource: request.url.split('?')[0] ?? '',
     RequestId: request.id,
-  };
-  const inner = Object.entries(fields)
-    .map(([name, value]) => `<${name}>${xmlEscape(String(value))}</${name}>`)
-    .join('');
+  });
   if (code === 'ServiceUnavailable') reply.header('retry-after', String(RETRY_AFTER_UNAVAILABLE));
   return reply
     .code(STATUS[code])
     .header('content-type', 'application/xml')
     .header('connection', 'close')
     .header('x-amz-request-id', request.id)
-    .send(`<?xml version="1.0" encoding="UTF-8"?>\n<Error>${inner}</Error>`);
+    .send(body);
+}
+
+/** Connections whose upload body is being streamed right now. */
+const uploadSockets = new WeakSet<Socket>();
+
+/**
+ * Answers a client error on a connection that is streaming an upload: a client that half-closes before
+ * sending every declared byte makes Node's HTTP parser fail before the route can answer, so the S3
+ * IncompleteBody answer is written here. False for any other connection (the caller answers those).
+ */
+export function answerUploadClientError(error: Error & { code?: string }, socket: Socket): boolean {
+  if (!uploadSockets.has(socket)) return false;
+  if (socket.writable && error.code !== 'ECONNRESET') {
+    const body = s3ErrorXml('IncompleteBody', { RequestId: randomUUID() });
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/xml\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Connection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+  return true;
 }
 
 /** The object key and query of a storage URL; undefined when the path cannot be decoded. */
@@ -164,7 +191,9 @@ export const storageRoutes: FastifyPluginAsync<{ services: Services; storage: Em
       }
 
       let written: Awaited<ReturnType<EmbeddedStorage['putObject']>>;
+      const socket = request.raw.socket;
       try {
+        uploadSockets.add(socket);
         written = await storage.putObject(objectKey, request.raw, {
           contentLength,
           maxBytes: MAX_UPLOAD_BYTES,
@@ -183,6 +212,8 @@ export const storageRoutes: FastifyPluginAsync<{ services: Services; storage: Em
           return sendS3Error(request, reply, 'ServiceUnavailable');
         }
         throw error;
+      } finally {
+        uploadSockets.delete(socket);
       }
 
       let recorded: boolean;
