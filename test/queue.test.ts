@@ -123,7 +123,10 @@ for (const backend of BACKENDS) {
       const [orphan] = await leased.claim(1);
       assert.equal(orphan?.attempts, 2);
       let ran = false;
-      await runJob(leased, { test: async () => void (ran = true) }, orphan as Job, quiet);
+      const test = async () => {
+        ran = true;
+      };
+      await runJob(leased, { test }, orphan as Job, quiet);
       assert.equal(ran, false);
       const dead = await row(orphan?.id ?? 0);
       assert.match(dead?.lastError ?? '', /last attempt/);
