@@ -92,7 +92,8 @@ for (const backend of BACKENDS) {
           `before, peak ${(peak / 1e6).toFixed(0)} MB, growth ${growth.toFixed(1)} MB; ` +
           `buffers growth ${bufferGrowth.toFixed(1)} MB`,
       );
-      assert.ok(bufferGrowth < LIMIT_MB, `buffers grew by ${bufferGrowth.toFixed(1)} MB`);
+      // Garbage not yet collected counts here, so the bound is looser; a held body would be 249 MB.
+      assert.ok(bufferGrowth < 2 * LIMIT_MB, `buffers grew by ${bufferGrowth.toFixed(1)} MB`);
       assert.equal(response.status, 200);
       assert.equal(response.etag, `"${response.md5}"`);
       const root = (h.services.storage as EmbeddedStorage).root;
