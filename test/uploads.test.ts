@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import { sweepUploads } from '../src/domain/upload-sweep.ts';
 import type { UploadUrlResponse } from '../src/domain/uploads.ts';
@@ -273,6 +274,26 @@ for (const backend of BACKENDS) {
       const deps = { db: h.services.database.db, storage: h.services.storage, queue: h.services.queue };
       const report = await sweepUploads(deps, { expiryGraceSeconds: 600 });
       assert.ok(report.uploaded >= 1);
+      await h.runJobs();
+      assert.equal((await show(c, upload.upload_id)).status, 'ready');
+    });
+
+    it('queues again a verification whose job died, once the upload has been quiet long enough', async () => {
+      const c = await h.company();
+      const upload = await issueTestUpload(h, c);
+      assert.equal((await put(upload, 'stereo.wav')).statusCode, 200);
+      // As if the verify job had failed its last attempt: dead, kept with its error, key freed.
+      await h.services.database.db.execute(
+        sql`update jobs set attempts = max_attempts, dedupe_key = null, last_error = 'gave up'
+          where kind = 'upload.verify' and company_id = ${c.id}`,
+      );
+      assert.equal(await h.runJobs(), 0);
+      const deps = { db: h.services.database.db, storage: h.services.storage, queue: h.services.queue };
+      const recent = await sweepUploads(deps, { expiryGraceSeconds: 600 });
+      assert.equal(recent.requeued, 0, 'a job was made within the quiet period');
+      await sleep(20);
+      const quiet = await sweepUploads(deps, { expiryGraceSeconds: 600, verifyQuietSeconds: 0.01 });
+      assert.ok(quiet.requeued >= 1);
       await h.runJobs();
       assert.equal((await show(c, upload.upload_id)).status, 'ready');
     });

@@ -80,10 +80,21 @@ export function createS3Storage(options: S3StorageOptions): S3Storage {
     }
   }
 
+  async function head(objectKey: string): Promise<ObjectInfo | undefined> {
+    try {
+      const out = await client.send(new HeadObjectCommand({ Bucket, Key: objectKey }));
+      return { size: out.ContentLength ?? 0 };
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw unavailable(error, 'HeadObject');
+    }
+  }
+
   return {
     kind: 's3',
     client,
     bucket: Bucket,
+    head,
     async presignPut(objectKey: string, contentType: string, expiresIn: number): Promise<PresignedPut> {
       const url = await getSignedUrl(
         client,
@@ -93,17 +104,8 @@ export function createS3Storage(options: S3StorageOptions): S3Storage {
       );
       return { url, expiresIn, contentType };
     },
-    async head(objectKey: string): Promise<ObjectInfo | undefined> {
-      try {
-        const out = await client.send(new HeadObjectCommand({ Bucket, Key: objectKey }));
-        return { size: out.ContentLength ?? 0 };
-      } catch (error) {
-        if (isNotFound(error)) return undefined;
-        throw unavailable(error, 'HeadObject');
-      }
-    },
     async open(objectKey: string): Promise<ObjectReader | undefined> {
-      const info = await this.head(objectKey);
+      const info = await head(objectKey);
       if (!info) return undefined;
       return {
         size: info.size,
