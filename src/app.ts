@@ -8,7 +8,7 @@ import { loggerOptions } from './http/logging.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { productRoutes } from './http/routes/products.ts';
-import { answerUploadClientError, storageRoutes } from './http/routes/storage.ts';
+import { answerUploadClientError, holdContinueForUploads, storageRoutes } from './http/routes/storage.ts';
 import { uploadRoutes } from './http/routes/uploads.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Services } from './services.ts';
@@ -46,8 +46,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(uploadRoutes, { services });
   const storage = services.storage;
   // The embedded storage serves its own upload URLs; with S3, clients upload to S3.
-  if (storage.kind === 'embedded')
+  if (storage.kind === 'embedded') {
     await app.register(storageRoutes, { services, storage: storage as EmbeddedStorage });
+    holdContinueForUploads(app.server);
+  }
 
   await app.ready();
   return app;

@@ -312,6 +312,36 @@ for (const backend of BACKENDS) {
       await assertNothingStored(c, upload);
     });
 
+    it('answers Expect: 100-continue itself: a refusal before the body, 100 Continue once the checks pass', async () => {
+      const c = await h.company();
+      const upload = await issueTestUpload(h, c);
+      const head = (type: string) =>
+        `PUT ${pathOf(upload.upload_url)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${type}\r\n` +
+        'Content-Length: 5\r\nExpect: 100-continue\r\n\r\n';
+      // No body is ever sent: the refusal must not wait for one.
+      const refused = await rawRequest(port, head('audio/mpeg'), [], 'wait');
+      assert.equal(refused?.status, 403);
+      assert.equal(s3Code(refused?.body ?? ''), 'SignatureDoesNotMatch');
+      const accepted = await new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1');
+        let data = '';
+        socket.on('error', reject);
+        socket.on('data', (chunk) => {
+          data += chunk.toString('latin1');
+          if (data.startsWith('HTTP/1.1 100 Continue\r\n\r\n') && !data.includes('200'))
+            socket.write('hello');
+          if (data.includes('\r\n\r\n', 25)) {
+            socket.destroy();
+            resolve(data);
+          }
+        });
+        socket.on('connect', () => socket.write(head('audio/wav')));
+      });
+      assert.match(accepted, /^HTTP\/1.1 100 Continue\r\n\r\nHTTP\/1.1 200 OK\r\n/);
+      assert.equal(await statusOf(c, upload), 'uploaded');
+      await h.runJobs();
+    });
+
     it('leaves nothing behind when the client disconnects half way', async () => {
       const c = await h.company();
       const upload = await issueTestUpload(h, c);

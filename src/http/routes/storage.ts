@@ -5,7 +5,7 @@
  * errors. The body is never parsed: the raw request stream goes to the storage, which streams it to disk.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../../adapters/db/errors.ts';
@@ -126,6 +126,19 @@ function httpDate(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/**
+ * Lets the upload route answer `Expect: 100-continue` itself, as S3 does: a refused upload (wrong
+ * Content-Type, expired, too large) is answered before the client sends its body. Node sends
+ * 100 Continue at once for every request unless the server handles `checkContinue`; other routes keep
+ * that behaviour.
+ */
+export function holdContinueForUploads(server: Server): void {
+  server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    if (!request.url?.startsWith(UPLOAD_PATH_PREFIX)) response.writeContinue();
+    server.emit('request', request, response);
+  });
+}
+
 /** The embedded storage's routes. Registered only when STORAGE_BACKEND=embedded. */
 export const storageRoutes: FastifyPluginAsync<{ services: Services; storage: EmbeddedStorage }> = async (
   app,
@@ -194,6 +207,8 @@ export const storageRoutes: FastifyPluginAsync<{ services: Services; storage: Em
       const socket = request.raw.socket;
       try {
         uploadSockets.add(socket);
+        // Every check has passed: a client that waits for it may now send the body.
+        if (request.headers.expect?.toLowerCase() === '100-continue') reply.raw.writeContinue();
         written = await storage.putObject(objectKey, request.raw, {
           contentLength,
           maxBytes: MAX_UPLOAD_BYTES,
