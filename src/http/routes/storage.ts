@@ -97,7 +97,8 @@ const uploadSockets = new WeakSet<Socket>();
 export function answerUploadClientError(error: Error & { code?: string }, socket: Socket): boolean {
   if (!uploadSockets.has(socket)) return false;
   if (socket.writable && error.code !== 'ECONNRESET') {
-    const body = s3ErrorXml('IncompleteBody', { RequestId: randomUUID() });
+    const code = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'RequestTimeout' : 'IncompleteBody';
+    const body = s3ErrorXml(code, { RequestId: randomUUID() });
     socket.write(
       `HTTP/1.1 400 Bad Request\r\nContent-Type: application/xml\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
         `Connection: close\r\n\r\n${body}`,
