@@ -4,12 +4,14 @@ import { Redis } from 'ioredis';
 import { createLruCache } from './adapters/cache/lru.ts';
 import { type Database, openDatabase } from './adapters/db/database.ts';
 import { createChangeNotifier } from './adapters/notify/factory.ts';
+import { createJobQueue } from './adapters/queue/queue.ts';
 import { createStorage } from './adapters/storage/factory.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config/config.ts';
 import { type BootstrapResult, bootstrapIfEmpty } from './domain/bootstrap.ts';
 import type { Services } from './services.ts';
 import { startHandoffSweeper } from './worker/handoff-sweeper.ts';
+import { startServiceWorker } from './worker/start.ts';
 
 /** A running service. */
 export interface RunningService {
@@ -28,6 +30,13 @@ export async function openServices(config: Config): Promise<Services> {
     await database.close();
     throw error;
   }
+  let storage: Services['storage'];
+  try {
+    storage = createStorage(config);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   const redis = config.redisUrl
     ? new Redis(config.redisUrl, { connectTimeout: 1000, maxRetriesPerRequest: 1, lazyConnect: false })
     : undefined;
@@ -36,9 +45,10 @@ export async function openServices(config: Config): Promise<Services> {
   return {
     config,
     database,
-    storage: createStorage(config),
+    storage,
     notifier: createChangeNotifier(database, config.databaseUrl),
     handoffCache: createLruCache(config.handoffCacheSize),
+    queue: createJobQueue(database.db),
     ...(redis ? { redis } : {}),
   };
 }
@@ -48,6 +58,7 @@ export async function closeServices(services: Services): Promise<void> {
   services.redis?.disconnect();
   try {
     await services.notifier.close();
+    await services.storage.close();
   } finally {
     await services.database.close();
   }
@@ -88,9 +99,12 @@ export async function startService(
           log: app.log,
         })
       : undefined;
+    const worker = config.worker ? startServiceWorker(services, app.log) : undefined;
     let stopping: Promise<void> | undefined;
     const stop = () => {
       stopping ??= (async () => {
+        // The worker first: it finishes its jobs while the database is still open.
+        await worker?.stop();
         await sweeper?.stop();
         await app.close();
         await closeServices(services);

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { LruCache } from './adapters/cache/lru.ts';
 import type { Database } from './adapters/db/database.ts';
 import type { ChangeNotifier } from './adapters/notify/notifier.ts';
+import type { JobQueue } from './adapters/queue/queue.ts';
 import type { Storage } from './adapters/storage/storage.ts';
 import type { Config } from './config/config.ts';
 import type { Handoff } from './domain/call-handoffs.ts';
@@ -18,4 +19,6 @@ export interface Services {
   notifier: ChangeNotifier;
   /** Final handoff records by `<company_id>:<id>`; they never change, so they never go stale. */
   handoffCache: LruCache<Handoff>;
+  /** The job queue on the same database: work after an upload runs there, never in the request. */
+  queue: JobQueue;
 }

@@ -46,6 +46,16 @@ export const EnvSchema = Type.Object({
   REQUEST_TIMEOUT: Integer(1, 24 * 3600, 900),
   /** Run the job-queue worker in this process. */
   WORKER: Type.Boolean({ default: true }),
+  /** Milliseconds between the worker's polls of the job queue (it also wakes when this process enqueues). */
+  WORKER_POLL_INTERVAL: Integer(10, 60_000, 500),
+  /** Jobs one worker runs at once. */
+  WORKER_CONCURRENCY: Integer(1, 64, 2),
+  /** Seconds between sweeps that look for uploaded objects (S3) and expire unused upload URLs. */
+  UPLOAD_SWEEP_INTERVAL: Integer(1, 3600, 15),
+  /** Seconds after an upload URL expires before an upload with no object is marked expired. */
+  UPLOAD_EXPIRY_GRACE: Integer(0, 86_400, 600),
+  /** Seconds an embedded-storage upload may send nothing before it is abandoned. */
+  UPLOAD_IDLE_TIMEOUT: Integer(1, 3600, 60),
 });
 
 /** The environment after defaults and conversion. */
@@ -81,6 +91,9 @@ export interface Config {
   bodyLimit: number;
   timeouts: { headersMs: number; requestMs: number };
   worker: boolean;
+  workerPollIntervalMs: number;
+  workerConcurrency: number;
+  uploads: { sweepIntervalSeconds: number; expiryGraceSeconds: number; idleTimeoutSeconds: number };
 }
 
 /** Thrown when the environment does not fit the schema; the message names every bad variable. */
@@ -163,5 +176,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     bodyLimit: e.BODY_LIMIT,
     timeouts: { headersMs: e.HEADERS_TIMEOUT * 1000, requestMs: e.REQUEST_TIMEOUT * 1000 },
     worker: e.WORKER,
+    workerPollIntervalMs: e.WORKER_POLL_INTERVAL,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    uploads: {
+      sweepIntervalSeconds: e.UPLOAD_SWEEP_INTERVAL,
+      expiryGraceSeconds: e.UPLOAD_EXPIRY_GRACE,
+      idleTimeoutSeconds: e.UPLOAD_IDLE_TIMEOUT,
+    },
   };
 }
