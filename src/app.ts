@@ -2,13 +2,20 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { EmbeddedStorage } from './adapters/storage/embedded.ts';
 import { installAuth } from './http/auth.ts';
-import { installErrorHandler } from './http/error-handler.ts';
+import { answerClientError, installErrorHandler } from './http/error-handler.ts';
 import { loggerOptions } from './http/logging.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
+import { callHandoffRoutes } from './http/routes/call-handoffs.ts';
+import { callStateRoutes } from './http/routes/call-state.ts';
+import { callRoutes } from './http/routes/calls.ts';
 import { healthRoutes } from './http/routes/health.ts';
+import { liveRoutes } from './http/routes/live.ts';
 import { productRoutes } from './http/routes/products.ts';
+import { answerUploadClientError, holdContinueForUploads, storageRoutes } from './http/routes/storage.ts';
+import { uploadRoutes } from './http/routes/uploads.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Services } from './services.ts';
 
@@ -41,6 +48,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // Behind a load balancer the client's address is in X-Forwarded-For.
     trustProxy: true,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+    clientErrorHandler: (error, socket) => {
+      if (!answerUploadClientError(error, socket)) answerClientError(error, socket);
+    },
   });
   app.setValidatorCompiler(validatorCompiler);
   if (options.onRoute) {
@@ -61,6 +71,17 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   await app.register(healthRoutes, { services });
   await app.register(productRoutes, { services });
+  await app.register(callRoutes, { services });
+  await app.register(callStateRoutes, { services });
+  await app.register(liveRoutes, { services });
+  await app.register(callHandoffRoutes, { services });
+  await app.register(uploadRoutes, { services });
+  const storage = services.storage;
+  // The embedded storage serves its own upload URLs; with S3, clients upload to S3.
+  if (storage.kind === 'embedded') {
+    await app.register(storageRoutes, { services, storage: storage as EmbeddedStorage });
+    holdContinueForUploads(app.server);
+  }
 
   await app.ready();
   return app;

@@ -1,12 +1,17 @@
 /** Starts the service: opens the database, migrates, bootstraps a new one, listens, stops on a signal. */
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
+import { createLruCache } from './adapters/cache/lru.ts';
 import { type Database, openDatabase } from './adapters/db/database.ts';
+import { createChangeNotifier } from './adapters/notify/factory.ts';
+import { createJobQueue } from './adapters/queue/queue.ts';
 import { createStorage } from './adapters/storage/factory.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config/config.ts';
 import { type BootstrapResult, bootstrapIfEmpty } from './domain/bootstrap.ts';
 import type { Services } from './services.ts';
+import { startHandoffSweeper } from './worker/handoff-sweeper.ts';
+import { startServiceWorker } from './worker/start.ts';
 
 /** A running service. */
 export interface RunningService {
@@ -25,18 +30,38 @@ export async function openServices(config: Config): Promise<Services> {
     await database.close();
     throw error;
   }
+  let storage: Services['storage'];
+  try {
+    storage = createStorage(config);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   const redis = config.redisUrl
     ? new Redis(config.redisUrl, { connectTimeout: 1000, maxRetriesPerRequest: 1, lazyConnect: false })
     : undefined;
   // Without a listener, a lost Redis connection would crash the process; limits fail open meanwhile.
   redis?.on('error', () => {});
-  return { config, database, storage: createStorage(config), ...(redis ? { redis } : {}) };
+  return {
+    config,
+    database,
+    storage,
+    notifier: createChangeNotifier(database, config.databaseUrl),
+    handoffCache: createLruCache(config.handoffCacheSize),
+    queue: createJobQueue(database.db),
+    ...(redis ? { redis } : {}),
+  };
 }
 
 /** Closes what openServices opened. */
 export async function closeServices(services: Services): Promise<void> {
   services.redis?.disconnect();
-  await services.database.close();
+  try {
+    await services.notifier.close();
+    await services.storage.close();
+  } finally {
+    await services.database.close();
+  }
 }
 
 /** The text shown once when the demo company was made. */
@@ -66,9 +91,21 @@ export async function startService(
     }
     const app = await buildApp(services);
     const url = await app.listen({ port: config.port, host: config.host });
+    const sweeper = config.worker
+      ? startHandoffSweeper({
+          db: services.database.db,
+          staleAfterSeconds: config.handoffStaleAfterSeconds,
+          intervalSeconds: config.handoffSweepIntervalSeconds,
+          log: app.log,
+        })
+      : undefined;
+    const worker = config.worker ? startServiceWorker(services, app.log) : undefined;
     let stopping: Promise<void> | undefined;
     const stop = () => {
       stopping ??= (async () => {
+        // The worker first: it finishes its jobs while the database is still open.
+        await worker?.stop();
+        await sweeper?.stop();
         await app.close();
         await closeServices(services);
       })();

@@ -1,9 +1,12 @@
 /** What the HTTP layer and the worker are given: configuration and the open adapters. */
-
 import type { Redis } from 'ioredis';
+import type { LruCache } from './adapters/cache/lru.ts';
 import type { Database } from './adapters/db/database.ts';
+import type { ChangeNotifier } from './adapters/notify/notifier.ts';
+import type { JobQueue } from './adapters/queue/queue.ts';
 import type { Storage } from './adapters/storage/storage.ts';
 import type { Config } from './config/config.ts';
+import type { Handoff } from './domain/call-handoffs.ts';
 
 /** The service's dependencies, made once at start and passed in. */
 export interface Services {
@@ -12,4 +15,10 @@ export interface Services {
   storage: Storage;
   /** Shared state between processes (rate limits), when REDIS_URL is set. */
   redis?: Redis;
+  /** Change notifications of handoff records (LISTEN/NOTIFY), for long polls. */
+  notifier: ChangeNotifier;
+  /** Final handoff records by `<company_id>:<id>`; they never change, so they never go stale. */
+  handoffCache: LruCache<Handoff>;
+  /** The job queue on the same database: work after an upload runs there, never in the request. */
+  queue: JobQueue;
 }

@@ -21,6 +21,10 @@ export const EnvSchema = Type.Object({
   CQS_BOOTSTRAP: Type.Boolean({ default: true }),
   /** Seconds after which an unfinalized call-handoff record is finalized by the service. */
   HANDOFF_STALE_AFTER: Integer(1, 30 * 24 * 3600, 4 * 3600),
+  /** Seconds between two sweeps that finalize stale call-handoff records (worker processes only). */
+  HANDOFF_SWEEP_INTERVAL: Integer(1, 3600, 60),
+  /** Final call-handoff records kept in memory per process, so polls of them cost no query; 0 turns it off. */
+  HANDOFF_CACHE_SIZE: Integer(0, 1_000_000, 10_000),
   /** Secret for signing the embedded storage's upload URLs; generated into DATA_DIR when absent. */
   STORAGE_SIGNING_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   STORAGE_BACKEND: Type.Union([Type.Literal('embedded'), Type.Literal('s3')], { default: 'embedded' }),
@@ -42,6 +46,16 @@ export const EnvSchema = Type.Object({
   REQUEST_TIMEOUT: Integer(1, 24 * 3600, 900),
   /** Run the job-queue worker in this process. */
   WORKER: Type.Boolean({ default: true }),
+  /** Milliseconds between the worker's polls of the job queue (it also wakes when this process enqueues). */
+  WORKER_POLL_INTERVAL: Integer(10, 60_000, 500),
+  /** Jobs one worker runs at once. */
+  WORKER_CONCURRENCY: Integer(1, 64, 2),
+  /** Seconds between sweeps that look for uploaded objects (S3) and expire unused upload URLs. */
+  UPLOAD_SWEEP_INTERVAL: Integer(1, 3600, 15),
+  /** Seconds after an upload URL expires before an upload with no object is marked expired. */
+  UPLOAD_EXPIRY_GRACE: Integer(0, 86_400, 600),
+  /** Seconds an embedded-storage upload may send nothing before it is abandoned. */
+  UPLOAD_IDLE_TIMEOUT: Integer(1, 3600, 60),
 });
 
 /** The environment after defaults and conversion. */
@@ -58,6 +72,8 @@ export interface Config {
   logLevel: string;
   bootstrap: boolean;
   handoffStaleAfterSeconds: number;
+  handoffSweepIntervalSeconds: number;
+  handoffCacheSize: number;
   storage: {
     backend: 'embedded' | 's3';
     signingSecret: string | undefined;
@@ -75,6 +91,9 @@ export interface Config {
   bodyLimit: number;
   timeouts: { headersMs: number; requestMs: number };
   worker: boolean;
+  workerPollIntervalMs: number;
+  workerConcurrency: number;
+  uploads: { sweepIntervalSeconds: number; expiryGraceSeconds: number; idleTimeoutSeconds: number };
 }
 
 /** Thrown when the environment does not fit the schema; the message names every bad variable. */
@@ -138,6 +157,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     bootstrap: e.CQS_BOOTSTRAP,
     handoffStaleAfterSeconds: e.HANDOFF_STALE_AFTER,
+    handoffSweepIntervalSeconds: e.HANDOFF_SWEEP_INTERVAL,
+    handoffCacheSize: e.HANDOFF_CACHE_SIZE,
     storage: {
       backend: e.STORAGE_BACKEND,
       signingSecret: e.STORAGE_SIGNING_SECRET,
@@ -155,5 +176,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     bodyLimit: e.BODY_LIMIT,
     timeouts: { headersMs: e.HEADERS_TIMEOUT * 1000, requestMs: e.REQUEST_TIMEOUT * 1000 },
     worker: e.WORKER,
+    workerPollIntervalMs: e.WORKER_POLL_INTERVAL,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    uploads: {
+      sweepIntervalSeconds: e.UPLOAD_SWEEP_INTERVAL,
+      expiryGraceSeconds: e.UPLOAD_EXPIRY_GRACE,
+      idleTimeoutSeconds: e.UPLOAD_IDLE_TIMEOUT,
+    },
   };
 }

@@ -1,4 +1,6 @@
 /** The one place where errors become HTTP answers: JSON `{"error"}` always, 5xx without internals. */
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { databaseErrorCode, FINAL_RECORD_SQLSTATE, isDatabaseUnavailable } from '../adapters/db/errors.ts';
 import { AgentConflictError, DomainError, type DomainErrorKind } from '../domain/errors.ts';
@@ -72,4 +74,26 @@ export function installErrorHandler(app: FastifyInstance): void {
     request.log.error({ err: error }, 'unhandled error');
     return reply.code(500).send({ error: 'internal server error' });
   });
+}
+
+/**
+ * Answers an HTTP-level client error (a malformed request, a connection that ended mid-body) that never
+ * became a request, in the API's JSON (Fastify's own default answers with other fields).
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'request timeout']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'request headers too large']
+        : [400, 'bad request'];
+  const body = JSON.stringify({ error: message });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }

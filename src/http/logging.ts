@@ -1,9 +1,9 @@
 /** Log settings: a request id on every line, and never an API key (the deprecated query key included). */
 import type { FastifyServerOptions } from 'fastify';
 
-/** Removes `api_key` values from a URL before it is logged. */
+/** Removes `api_key` values and upload URL signatures from a URL before it is logged. */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&]api_key=)[^&#]*/gi, '$1[redacted]');
+  return url.replace(/([?&](?:api_key|X-Cqs-Signature)=)[^&#]*/gi, '$1[redacted]');
 }
 
 /** The logger options of the app. `stream` lets tests read the log. */

@@ -52,13 +52,25 @@ export function formatValidation(
     return { status: 422, message: `${field}: is required`, field };
   }
   const field = fieldPath(first.instancePath, where.replace(/\.$/, '')) || where.replace(/\.$/, '') || 'body';
-  const siblings = useful.filter((e) => e.instancePath === first.instancePath);
+  // A union reports each branch and then an `anyOf` summary; the branches say more, so the summary goes.
+  const atPath = useful.filter((e) => e.instancePath === first.instancePath);
+  const branches = atPath.filter((e) => e.keyword !== 'anyOf');
+  const siblings = branches.length > 0 ? branches : atPath;
+  // TypeBox names the constant `allowedValue`; Ajv names it `const`.
   const consts = siblings
     .filter((e) => e.keyword === 'const')
-    .map((e) => (e.params as { const?: unknown }).const);
+    .map((e) => {
+      const p = e.params as { const?: unknown; allowedValue?: unknown };
+      return 'allowedValue' in p ? p.allowedValue : p.const;
+    });
+  const allowed = (siblings[0]?.params as { allowedValues?: unknown[] } | undefined)?.allowedValues;
   let message: string;
   if (consts.length > 1 && consts.length === siblings.length) {
     message = `must be one of ${consts.map((c) => JSON.stringify(c)).join(', ')}`;
+  } else if (siblings.length === 1 && siblings[0]?.keyword === 'enum' && Array.isArray(allowed)) {
+    message = `must be one of ${allowed.map((c) => JSON.stringify(c)).join(', ')}`;
+  } else if (siblings.length > 1 && siblings.every((e) => e.keyword === 'type')) {
+    message = `must be ${siblings.map((e) => (e.params as { type?: string }).type).join(' or ')}`;
   } else {
     message = [...new Set(siblings.map((e) => e.message))].join(' or ');
   }

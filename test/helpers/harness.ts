@@ -8,10 +8,14 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
+import { createMediaInfoProber, type MediaProber } from '../../src/adapters/probe/mediainfo.ts';
 import { buildApp } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import { closeServices, openServices } from '../../src/server.ts';
 import type { Services } from '../../src/services.ts';
+import { jobHandlers } from '../../src/worker/jobs.ts';
+import { startServiceWorker } from '../../src/worker/start.ts';
+import { runDueJobs, type Worker } from '../../src/worker/worker.ts';
 import { makeCompany, type TestCompany } from './fixtures.ts';
 
 /** The databases the suite runs on: always PGlite, and PostgreSQL when TEST_DATABASE_URL is set. */
@@ -32,6 +36,8 @@ export interface Harness {
   routes: { method: string | string[]; url: string; hidden: boolean }[];
   /** Everything the app logged so far. */
   logs(): string;
+  /** Runs every due job of the queue, one by one, until none is due; returns how many ran. */
+  runJobs(): Promise<number>;
   /** A new company with an admin, an agent, a product and keys. */
   company(): Promise<TestCompany>;
   /** `inject` with a Bearer key and a JSON body. */
@@ -67,11 +73,17 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop(): P
   };
 }
 
+/** Options of a harness beyond configuration. */
+export interface HarnessOptions {
+  /** Run the job worker in the background, as `cqs serve` does with WORKER=true. */
+  worker?: boolean;
+}
+
 /** Starts an app for a test file. `env` adds configuration variables. */
 export async function startHarness(
   backend: 'pglite' | 'postgres',
   env: Record<string, string> = {},
-  options: { shareDatabaseOf?: Harness } = {},
+  options: HarnessOptions & { shareDatabaseOf?: Harness } = {},
 ): Promise<Harness> {
   const dataDir = await mkdtemp(join(tmpdir(), 'cqs-test-'));
   const shared = options.shareDatabaseOf?.databaseUrl;
@@ -99,6 +111,8 @@ export async function startHarness(
   });
   const routes: Harness['routes'] = [];
   const app = await buildApp(services, { logStream, onRoute: (r) => routes.push(r) });
+  const worker: Worker | undefined = options.worker ? startServiceWorker(services, app.log) : undefined;
+  let prober: MediaProber | undefined;
   return {
     backend,
     app,
@@ -108,6 +122,10 @@ export async function startHarness(
     databaseUrl: pgDb?.url,
     routes,
     logs: () => log,
+    runJobs() {
+      prober ??= createMediaInfoProber();
+      return runDueJobs(services.queue, jobHandlers(services, prober), app.log);
+    },
     company: () => makeCompany(services.database.db),
     request({ method, url, key, body, headers }) {
       const options: InjectOptions = {
@@ -119,6 +137,8 @@ export async function startHarness(
       return app.inject(options);
     },
     async close() {
+      await worker?.stop();
+      prober?.close();
       await app.close();
       await closeServices(services);
       await pgDb?.drop();

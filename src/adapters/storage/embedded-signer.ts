@@ -60,3 +60,43 @@ export function verifySignature(
   const given = Buffer.from(signature, 'hex');
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
+
+/** Why a request to a signed URL is refused, in S3's terms; `ok` when it may proceed. */
+export type SignedRequestCheck =
+  | { ok: true; expires: number }
+  | { ok: false; problem: 'missing' | 'mismatch' }
+  | { ok: false; problem: 'expired'; expires: number };
+
+/**
+ * Checks a request against its signed URL, as S3 checks a presigned one: every query parameter must be
+ * one we signed (an added or repeated one is tampering), the signature must cover this method, key, expiry
+ * and the URL's Content-Type, the request's Content-Type must be exactly that one, and the URL must not
+ * have expired. The signature is checked before the expiry, so an unsigned URL learns nothing.
+ */
+export function checkSignedRequest(
+  secret: string,
+  request: { method: string; objectKey: string; query: URLSearchParams; contentType: string | undefined },
+  nowSeconds: number,
+): SignedRequestCheck {
+  const known = new Set<string>(Object.values(SIGNED_PARAMS));
+  const names = [...request.query.keys()];
+  if (!names.some((name) => known.has(name))) return { ok: false, problem: 'missing' };
+  if (names.length !== known.size || new Set(names).size !== names.length) {
+    return { ok: false, problem: 'mismatch' };
+  }
+  if (!names.every((name) => known.has(name))) return { ok: false, problem: 'mismatch' };
+  const expiresText = request.query.get(SIGNED_PARAMS.expires) ?? '';
+  const signedType = request.query.get(SIGNED_PARAMS.contentType) ?? '';
+  const signature = request.query.get(SIGNED_PARAMS.signature) ?? '';
+  if (!/^\d{1,12}$/.test(expiresText) || !/^[0-9a-f]{64}$/.test(signature)) {
+    return { ok: false, problem: 'mismatch' };
+  }
+  const expires = Number(expiresText);
+  if (!verifySignature(secret, request.method, request.objectKey, expires, signedType, signature)) {
+    return { ok: false, problem: 'mismatch' };
+  }
+  // SigV4 trims a signed header's value; nothing else is forgiven (case included).
+  if ((request.contentType ?? '').trim() !== signedType) return { ok: false, problem: 'mismatch' };
+  if (nowSeconds > expires) return { ok: false, problem: 'expired', expires };
+  return { ok: true, expires };
+}

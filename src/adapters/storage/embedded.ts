@@ -1,9 +1,13 @@
 /** The embedded storage backend: objects under DATA_DIR/objects, uploads through the service's own URLs. */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { open, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { signedPutUrl } from './embedded-signer.ts';
-import type { PresignedPut, Storage } from './storage.ts';
+import { type WriteLimits, type WrittenObject, writeObjectFile } from './embedded-writer.ts';
+import { objectPath } from './object-path.ts';
+import type { ObjectInfo, ObjectReader, PresignedPut, Storage } from './storage.ts';
 
 /** The embedded backend, with what its upload route needs to check and store uploads. */
 export interface EmbeddedStorage extends Storage {
@@ -12,7 +16,12 @@ export interface EmbeddedStorage extends Storage {
   readonly secret: string;
   /** The folder that holds the objects. */
   readonly root: string;
+  /** Streams an upload body into the object `objectKey` (see embedded-writer.ts). */
+  putObject(objectKey: string, body: Readable, limits: WriteLimits): Promise<WrittenObject>;
 }
+
+/** Temporary files older than this are left over from a crash and removed at start. */
+const STALE_TEMP_MS = 24 * 3600 * 1000;
 
 /** Reads the signing secret from DATA_DIR, making one on first start, unless one is configured. */
 export function loadSigningSecret(dataDir: string, configured: string | undefined): string {
@@ -35,6 +44,22 @@ export function loadSigningSecret(dataDir: string, configured: string | undefine
   }
 }
 
+function removeStaleTempFiles(tmpDir: string): void {
+  for (const name of readdirSync(tmpDir)) {
+    const path = join(tmpDir, name);
+    try {
+      if (Date.now() - statSync(path).mtimeMs > STALE_TEMP_MS) unlinkSync(path);
+    } catch {
+      // Gone already, or another process's: not ours to worry about.
+    }
+  }
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
 /** Opens the embedded backend. */
 export function createEmbeddedStorage(options: {
   dataDir: string;
@@ -43,12 +68,17 @@ export function createEmbeddedStorage(options: {
 }): EmbeddedStorage {
   const secret = loadSigningSecret(options.dataDir, options.secret);
   const root = join(options.dataDir, 'objects');
+  // Beside the root, not in it, so no object key can name a temporary file.
+  const tmpDir = join(options.dataDir, 'objects-tmp');
   mkdirSync(root, { recursive: true });
+  mkdirSync(tmpDir, { recursive: true });
+  removeStaleTempFiles(tmpDir);
   return {
     kind: 'embedded',
     secret,
     root,
     async presignPut(objectKey: string, contentType: string, expiresIn: number): Promise<PresignedPut> {
+      objectPath(root, objectKey);
       const expires = Math.floor(Date.now() / 1000) + expiresIn;
       return {
         url: signedPutUrl(options.publicUrl, secret, objectKey, contentType, expires),
@@ -56,5 +86,49 @@ export function createEmbeddedStorage(options: {
         contentType,
       };
     },
+    putObject(objectKey, body, limits) {
+      return writeObjectFile(body, objectPath(root, objectKey), tmpDir, limits);
+    },
+    async head(objectKey: string): Promise<ObjectInfo | undefined> {
+      try {
+        const info = await stat(objectPath(root, objectKey));
+        return info.isFile() ? { size: info.size } : undefined;
+      } catch (error) {
+        if (isMissing(error)) return undefined;
+        throw error;
+      }
+    },
+    async open(objectKey: string): Promise<ObjectReader | undefined> {
+      let handle: Awaited<ReturnType<typeof open>>;
+      try {
+        handle = await open(objectPath(root, objectKey), 'r');
+      } catch (error) {
+        if (isMissing(error)) return undefined;
+        throw error;
+      }
+      const { size } = await handle.stat();
+      return {
+        size,
+        async read(offset: number, length: number): Promise<Uint8Array> {
+          const buffer = Buffer.alloc(Math.max(0, Math.min(length, size - offset)));
+          let filled = 0;
+          while (filled < buffer.length) {
+            const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, offset + filled);
+            if (bytesRead === 0) break;
+            filled += bytesRead;
+          }
+          return buffer.subarray(0, filled);
+        },
+        close: () => handle.close(),
+      };
+    },
+    async delete(objectKey: string): Promise<void> {
+      try {
+        await unlink(objectPath(root, objectKey));
+      } catch (error) {
+        if (!isMissing(error)) throw error;
+      }
+    },
+    async close(): Promise<void> {},
   };
 }

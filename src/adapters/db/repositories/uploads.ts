@@ -1,9 +1,41 @@
-/** Uploads. Every query is filtered by company. */
+/**
+ * Uploads. Every query is filtered by company, except the sweep's listings, which are service-wide work
+ * like the queue's claim.
+ */
+import { and, asc, eq, gt, lt, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
-import { uploads } from '../schema.ts';
+import { conversations, jobs, uploads } from '../schema.ts';
 
 /** An upload row. */
 export type Upload = typeof uploads.$inferSelect;
+
+/** An upload with what its conversation adds: the client's id and the speaker separation. */
+export interface UploadWithConversation extends Upload {
+  conversationId: string;
+  speakerSeparation: 'diarize' | 'channels';
+}
+
+/** A pending upload, as the sweep sees it. */
+export interface PendingUpload {
+  companyId: string;
+  id: number;
+  objectKey: string;
+  expiresAt: Date;
+}
+
+/** The outcome of verification. */
+export interface UploadVerdict {
+  status: 'ready' | 'rejected';
+  reason: string | null;
+  size: number | null;
+  probe: unknown;
+}
+
+/**
+ * The change time of a row. Cut to milliseconds so that it survives the round trip through a JavaScript
+ * Date exactly: verification compares it to know that nobody uploaded again meanwhile.
+ */
+const changedNow = sql`date_trunc('milliseconds', clock_timestamp())`;
 
 /** Inserts a pending upload. */
 export async function insertUpload(
@@ -20,4 +52,137 @@ export async function insertUpload(
 ): Promise<Upload> {
   const [row] = await db.insert(uploads).values(values).returning();
   return row as Upload;
+}
+
+/** The upload with its conversation, or undefined. */
+export async function findUploadWithConversation(
+  db: Db,
+  companyId: string,
+  id: number,
+): Promise<UploadWithConversation | undefined> {
+  const [row] = await db
+    .select({
+      upload: uploads,
+      conversationId: conversations.conversationId,
+      speakerSeparation: conversations.speakerSeparation,
+    })
+    .from(uploads)
+    .innerJoin(
+      conversations,
+      and(eq(conversations.companyId, uploads.companyId), eq(conversations.id, uploads.conversationUuid)),
+    )
+    .where(and(eq(uploads.companyId, companyId), eq(uploads.id, id)));
+  if (!row) return undefined;
+  return { ...row.upload, conversationId: row.conversationId, speakerSeparation: row.speakerSeparation };
+}
+
+/**
+ * Marks the upload of an object as uploaded, whatever its status: a signed URL may be used again while
+ * it is valid (as on S3), and the newest bytes are the ones to verify. Undefined when there is no upload.
+ */
+export async function markUploadedByKey(
+  db: Db,
+  companyId: string,
+  objectKey: string,
+  size: number,
+): Promise<Upload | undefined> {
+  const [row] = await db
+    .update(uploads)
+    .set({ status: 'uploaded', reason: null, probe: null, size, updatedAt: changedNow })
+    .where(and(eq(uploads.companyId, companyId), eq(uploads.objectKey, objectKey)))
+    .returning();
+  return row;
+}
+
+/** Marks a pending upload as uploaded (the sweep found its object); false when it is not pending. */
+export async function markUploadedIfPending(
+  db: Db,
+  companyId: string,
+  id: number,
+  size: number,
+): Promise<boolean> {
+  const rows = await db
+    .update(uploads)
+    .set({ status: 'uploaded', size, updatedAt: changedNow })
+    .where(and(eq(uploads.companyId, companyId), eq(uploads.id, id), eq(uploads.status, 'pending')))
+    .returning({ id: uploads.id });
+  return rows.length > 0;
+}
+
+/** Marks a pending upload as expired; false when it is not pending. */
+export async function markExpiredIfPending(db: Db, companyId: string, id: number, reason: string) {
+  const rows = await db
+    .update(uploads)
+    .set({ status: 'expired', reason, updatedAt: changedNow })
+    .where(and(eq(uploads.companyId, companyId), eq(uploads.id, id), eq(uploads.status, 'pending')))
+    .returning({ id: uploads.id });
+  return rows.length > 0;
+}
+
+/**
+ * Records verification's verdict, only if the upload is still the one that was verified (uploaded, and
+ * not changed since `seenUpdatedAt`). False when it changed meanwhile.
+ */
+export async function recordVerdict(
+  db: Db,
+  companyId: string,
+  id: number,
+  seenUpdatedAt: Date,
+  verdict: UploadVerdict,
+): Promise<boolean> {
+  const rows = await db
+    .update(uploads)
+    .set({ ...verdict, updatedAt: changedNow })
+    .where(
+      and(
+        eq(uploads.companyId, companyId),
+        eq(uploads.id, id),
+        eq(uploads.status, 'uploaded'),
+        eq(uploads.updatedAt, seenUpdatedAt),
+      ),
+    )
+    .returning({ id: uploads.id });
+  return rows.length > 0;
+}
+
+/** Pending uploads of every company after `afterId`, oldest first (service-wide: the sweep's). */
+export async function listPendingUploads(db: Db, afterId: number, limit: number): Promise<PendingUpload[]> {
+  return db
+    .select({
+      companyId: uploads.companyId,
+      id: uploads.id,
+      objectKey: uploads.objectKey,
+      expiresAt: uploads.expiresAt,
+    })
+    .from(uploads)
+    .where(and(eq(uploads.status, 'pending'), gt(uploads.id, afterId)))
+    .orderBy(asc(uploads.id))
+    .limit(limit);
+}
+
+/**
+ * Uploaded uploads of every company whose verification is lost: no verify job for them was made in the
+ * last `quietSeconds` (their last one died after its final attempt). Service-wide: the sweep's.
+ */
+export async function listUploadsAwaitingVerification(
+  db: Db,
+  jobKind: string,
+  quietSeconds: number,
+  limit: number,
+): Promise<{ companyId: string; id: number }[]> {
+  return db
+    .select({ companyId: uploads.companyId, id: uploads.id })
+    .from(uploads)
+    .where(
+      and(
+        eq(uploads.status, 'uploaded'),
+        lt(uploads.updatedAt, sql`now() - make_interval(secs => ${quietSeconds})`),
+        sql`not exists (select 1 from ${jobs} where ${jobs.kind} = ${jobKind}
+          and ${jobs.companyId} = ${uploads.companyId}
+          and ${jobs.payload}->>'uploadId' = ${uploads.id}::text
+          and ${jobs.createdAt} > now() - make_interval(secs => ${quietSeconds}))`,
+      ),
+    )
+    .orderBy(asc(uploads.id))
+    .limit(limit);
 }

@@ -1,0 +1,44 @@
+/** Tags of conversations. Every query is filtered by company. */
+import { and, asc, eq, sql } from 'drizzle-orm';
+import type { Db } from '../database.ts';
+import { conversationTags } from '../schema.ts';
+
+/** A checked tag: the JSON type of `value` agrees with `type`. */
+export interface TagValue {
+  key: string;
+  type: 'string' | 'integer' | 'boolean';
+  value: string | number | boolean;
+}
+
+/** Inserts the tags, replacing the value and type of keys the conversation has already (one value per key). */
+export async function upsertTags(
+  db: Db,
+  companyId: string,
+  conversationUuid: string,
+  tags: readonly TagValue[],
+): Promise<void> {
+  if (tags.length === 0) return;
+  // Rows in key order, so concurrent requests that share keys take their row locks in the same order.
+  const rows = [...tags]
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map((t) => ({ companyId, conversationUuid, key: t.key, type: t.type, value: t.value }));
+  await db
+    .insert(conversationTags)
+    .values(rows)
+    .onConflictDoUpdate({
+      target: [conversationTags.companyId, conversationTags.conversationUuid, conversationTags.key],
+      set: { type: sql`excluded.type`, value: sql`excluded.value`, updatedAt: sql`now()` },
+    });
+}
+
+/** The tags of a conversation, by key. */
+export async function listTags(db: Db, companyId: string, conversationUuid: string): Promise<TagValue[]> {
+  const rows = await db
+    .select({ key: conversationTags.key, type: conversationTags.type, value: conversationTags.value })
+    .from(conversationTags)
+    .where(
+      and(eq(conversationTags.companyId, companyId), eq(conversationTags.conversationUuid, conversationUuid)),
+    )
+    .orderBy(asc(conversationTags.key));
+  return rows as TagValue[];
+}

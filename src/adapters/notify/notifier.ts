@@ -1,0 +1,76 @@
+/**
+ * Change notifications: the database says "this record changed" (a trigger NOTIFYs on commit) and every
+ * process that has waiters for it hears so. One listening connection per process; waiters are fanned
+ * out in memory, so a thousand long polls cost one connection, not a thousand queries a second.
+ */
+
+/** The channel the `call_handoffs` trigger notifies; the payload is `<company_id>:<id>`. */
+export const HANDOFF_CHANNEL = 'call_handoff_changed';
+
+/** Hears the database's change notifications and hands them to in-process subscribers. */
+export interface ChangeNotifier {
+  /**
+   * Calls `listener` whenever `key` (a notification payload) is notified, and also when notifications
+   * may have been missed (after a lost connection), so a listener must re-read rather than trust that
+   * something changed. Resolves once listening is active: a change committed after that is heard.
+   * Returns the function that unsubscribes.
+   */
+  subscribe(key: string, listener: () => void): Promise<() => void>;
+  /** Stops listening; subscribers are called once more so that nobody waits on a closed notifier. */
+  close(): Promise<void>;
+}
+
+/** Subscribers by key, shared by the notifier implementations. */
+export interface FanOut {
+  add(key: string, listener: () => void): () => void;
+  /** Calls the listeners of one key. */
+  dispatch(key: string): void;
+  /** Calls every listener (notifications may have been lost). */
+  dispatchAll(): void;
+  readonly size: number;
+}
+
+function safely(listener: () => void): void {
+  try {
+    listener();
+  } catch {
+    // One broken listener must not keep the others from hearing of the change.
+  }
+}
+
+/** Makes an empty set of subscribers. */
+export function createFanOut(): FanOut {
+  const byKey = new Map<string, Set<() => void>>();
+  let size = 0;
+  return {
+    add(key, listener) {
+      let set = byKey.get(key);
+      if (!set) {
+        set = new Set();
+        byKey.set(key, set);
+      }
+      // Wrapped so that the same function subscribed twice is two subscriptions.
+      const entry = () => listener();
+      set.add(entry);
+      size++;
+      let removed = false;
+      return () => {
+        if (removed) return;
+        removed = true;
+        size--;
+        set.delete(entry);
+        if (set.size === 0 && byKey.get(key) === set) byKey.delete(key);
+      };
+    },
+    dispatch(key) {
+      const set = byKey.get(key);
+      if (set) for (const listener of [...set]) safely(listener);
+    },
+    dispatchAll() {
+      for (const set of [...byKey.values()]) for (const listener of [...set]) safely(listener);
+    },
+    get size() {
+      return size;
+    },
+  };
+}

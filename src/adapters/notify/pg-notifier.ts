@@ -1,0 +1,96 @@
+/**
+ * Change notifications on PostgreSQL: one dedicated connection per process runs LISTEN (a pooled
+ * connection cannot: the pool would hand it to queries and drop the LISTEN with it). It connects on the
+ * first subscription, reconnects after a loss, and then wakes every subscriber, because notifications
+ * sent while it was away are gone.
+ */
+import pg from 'pg';
+import { type ChangeNotifier, createFanOut, HANDOFF_CHANNEL } from './notifier.ts';
+
+/** How long to wait before reconnecting after the listening connection was lost, in milliseconds. */
+const RECONNECT_DELAY_MS = 1000;
+
+/** A notifier for a PostgreSQL server. */
+export function createPgNotifier(connectionString: string): ChangeNotifier {
+  const fanOut = createFanOut();
+  let client: pg.Client | undefined;
+  let ready: Promise<void> | undefined;
+  let reconnectTimer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  function lost(c: pg.Client): void {
+    if (client !== c) return;
+    client = undefined;
+    ready = undefined;
+    c.end().catch(() => {});
+    // Subscribers re-read: whatever changed while the connection was down was not announced.
+    fanOut.dispatchAll();
+    scheduleReconnect();
+  }
+
+  function scheduleReconnect(): void {
+    if (closed || reconnectTimer || fanOut.size === 0) return;
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = undefined;
+      if (closed || fanOut.size === 0) return;
+      ensureListening().then(
+        () => fanOut.dispatchAll(),
+        () => scheduleReconnect(),
+      );
+    }, RECONNECT_DELAY_MS);
+    reconnectTimer.unref();
+  }
+
+  async function connect(): Promise<void> {
+    const c = new pg.Client({ connectionString, keepAlive: true, connectionTimeoutMillis: 5000 });
+    c.on('error', () => lost(c));
+    c.on('end', () => lost(c));
+    c.on('notification', (message) => {
+      if (message.channel === HANDOFF_CHANNEL && message.payload) fanOut.dispatch(message.payload);
+    });
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${HANDOFF_CHANNEL}`);
+    } catch (error) {
+      c.end().catch(() => {});
+      throw error;
+    }
+    if (closed) {
+      await c.end().catch(() => {});
+      return;
+    }
+    client = c;
+  }
+
+  function ensureListening(): Promise<void> {
+    ready ??= connect().catch((error: unknown) => {
+      ready = undefined;
+      throw error;
+    });
+    return ready;
+  }
+
+  return {
+    async subscribe(key, listener) {
+      if (closed) throw new Error('change notifier is closed');
+      const unsubscribe = fanOut.add(key, listener);
+      try {
+        await ensureListening();
+      } catch (error) {
+        unsubscribe();
+        throw error;
+      }
+      return unsubscribe;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (reconnectTimer) clearTimeout(reconnectTimer);
+      const c = client;
+      client = undefined;
+      ready = undefined;
+      fanOut.dispatchAll();
+      if (c) await c.end().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * A small job queue on the service's own database (the `jobs` table), because the well-kept queue
+ * libraries (graphile-worker, pg-boss) do not run on PGlite. Jobs are claimed with
+ * `FOR UPDATE SKIP LOCKED` under a lease: a job whose worker died is claimed again once its lease ends.
+ * Each claim counts an attempt; failures are retried with exponential backoff up to `maxAttempts`, then
+ * the job is kept, dead, with its last error. A job is deleted when done. Times come from the database's
+ * clock, so several processes agree on them.
+ */
+import { and, asc, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import type { Db } from '../db/database.ts';
+import { jobs } from '../db/schema.ts';
+
+/** A job to enqueue. */
+export interface NewJob {
+  kind: string;
+  /** The company the job works for; omitted for service-wide work. */
+  companyId?: string | null;
+  payload?: Record<string, unknown>;
+  /** While a job with this key is queued (or running), enqueueing the key again does nothing. */
+  dedupeKey?: string;
+  /** Run no earlier than this many seconds from now. */
+  delaySeconds?: number;
+  maxAttempts?: number;
+}
+
+/** A claimed job. `attempts` counts this attempt and is the claim's token. */
+export interface Job {
+  id: number;
+  companyId: string | null;
+  kind: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+  maxAttempts: number;
+  lastError: string | null;
+}
+
+/** What became of a failed job. */
+export type FailOutcome = 'retry' | 'dead';
+
+/** The queue's operations, plus an in-process wake-up for workers waiting on it. */
+export interface JobQueue {
+  /** Adds a job (in `db`, which may be a transaction); false when its dedupe key is already queued. */
+  enqueue(db: Db, job: NewJob): Promise<boolean>;
+  /** Claims up to `limit` due jobs for `leaseSeconds`. */
+  claim(limit: number): Promise<Job[]>;
+  /** Deletes a finished job, unless its lease was lost to another worker meanwhile. */
+  complete(job: Job): Promise<void>;
+  /** Records a failure: retried later with backoff, or dead after the last attempt or when permanent. */
+  fail(job: Job, error: unknown, options?: { permanent?: boolean }): Promise<FailOutcome>;
+  /** Wakes this process's workers now (call after the transaction that enqueued commits). */
+  notify(): void;
+  /** Subscribes to notify(); returns the unsubscriber. */
+  onNotify(listener: () => void): () => void;
+}
+
+/** Tuning of the queue. */
+export interface QueueOptions {
+  /** How long a claim lasts before another worker may take the job. */
+  leaseSeconds?: number;
+  /** Seconds to wait before attempt `attempt + 1`. */
+  backoffSeconds?: (attempt: number) => number;
+}
+
+/** 2 s, 4 s, 8 s, … capped at 5 minutes. */
+export function defaultBackoffSeconds(attempt: number): number {
+  return Math.min(300, 2 ** Math.max(1, attempt));
+}
+
+const MAX_ERROR_LENGTH = 2000;
+
+function errorText(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.slice(0, MAX_ERROR_LENGTH);
+}
+
+const secondsFromNow = (seconds: number) => sql`now() + make_interval(secs => ${seconds})`;
+
+/** Makes the queue over `db`. */
+export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
+  const leaseSeconds = options.leaseSeconds ?? 300;
+  const backoff = options.backoffSeconds ?? defaultBackoffSeconds;
+  const listeners = new Set<() => void>();
+  const mine = (job: Job) => and(eq(jobs.id, job.id), eq(jobs.attempts, job.attempts));
+
+  return {
+    async enqueue(tx, job) {
+      const rows = await tx
+        .insert(jobs)
+        .values({
+          kind: job.kind,
+          companyId: job.companyId ?? null,
+          payload: job.payload ?? {},
+          dedupeKey: job.dedupeKey ?? null,
+          maxAttempts: job.maxAttempts ?? 5,
+          ...(job.delaySeconds ? { runAt: secondsFromNow(job.delaySeconds) } : {}),
+        })
+        .onConflictDoNothing({ target: jobs.dedupeKey })
+        .returning({ id: jobs.id });
+      return rows.length > 0;
+    },
+
+    async claim(limit) {
+      const due = db
+        .select({ id: jobs.id })
+        .from(jobs)
+        .where(
+          and(
+            lte(jobs.runAt, sql`now()`),
+            or(isNull(jobs.lockedUntil), lt(jobs.lockedUntil, sql`now()`)),
+            // A job still holding a lease it never released lost its worker: take it even on its last
+            // attempt, so that it is declared dead (and its dedupe key freed) instead of lingering.
+            or(lt(jobs.attempts, jobs.maxAttempts), isNotNull(jobs.lockedUntil)),
+          ),
+        )
+        .orderBy(asc(jobs.runAt), asc(jobs.id))
+        .limit(limit)
+        .for('update', { skipLocked: true });
+      const rows = await db
+        .update(jobs)
+        .set({ lockedUntil: secondsFromNow(leaseSeconds), attempts: sql`${jobs.attempts} + 1` })
+        .where(inArray(jobs.id, due))
+        .returning();
+      return rows
+        .map((r) => ({
+          id: r.id,
+          companyId: r.companyId,
+          kind: r.kind,
+          payload: (r.payload ?? {}) as Record<string, unknown>,
+          attempts: r.attempts,
+          maxAttempts: r.maxAttempts,
+          lastError: r.lastError,
+        }))
+        .sort((a, b) => a.id - b.id);
+    },
+
+    async complete(job) {
+      await db.delete(jobs).where(mine(job));
+    },
+
+    async fail(job, error, failOptions = {}) {
+      const dead = failOptions.permanent === true || job.attempts >= job.maxAttempts;
+      if (dead) {
+        // Kept for an operator to read, but no longer claimable, and its key is free for new work.
+        await db
+          .update(jobs)
+          .set({
+            lockedUntil: null,
+            lastError: errorText(error),
+            dedupeKey: null,
+            attempts: sql`greatest(${jobs.attempts}, ${jobs.maxAttempts})`,
+          })
+          .where(mine(job));
+        return 'dead';
+      }
+      await db
+        .update(jobs)
+        .set({ lockedUntil: null, lastError: errorText(error), runAt: secondsFromNow(backoff(job.attempts)) })
+        .where(mine(job));
+      return 'retry';
+    },
+
+    notify() {
+      for (const listener of listeners) listener();
+    },
+
+    onNotify(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}

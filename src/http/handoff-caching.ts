@@ -1,0 +1,59 @@
+/**
+ * HTTP caching of handoff records (decision 19): a strong ETag per version, If-None-Match answered with
+ * 304, and Cache-Control that lets clients keep a final record forever but never a partial one.
+ */
+import type { FastifyReply } from 'fastify';
+import type { Handoff } from '../domain/call-handoffs.ts';
+
+/** Cache-Control of a final record: it never changes again. */
+export const FINAL_CACHE_CONTROL = 'private, max-age=31536000, immutable';
+/** Cache-Control of a partial record: it may change at any moment. */
+export const PARTIAL_CACHE_CONTROL = 'no-store';
+
+/**
+ * The ETag: `"<handoff_id>-v<version>"`. Strong, because one version always serializes to the same
+ * bytes; the version moves on every change (the database trigger bumps it), so the tag does too.
+ */
+export function handoffEtag(handoff: Handoff): string {
+  return `"${handoff.view.handoff_id}-v${handoff.version}"`;
+}
+
+/** The entity tags of an If-None-Match header, without `W/` (it uses the weak comparison), or `*`. */
+function tagsOf(header: string | undefined): string[] {
+  if (!header) return [];
+  return header
+    .split(',')
+    .map((t) => t.trim().replace(/^W\//, ''))
+    .filter((t) => t.length > 0);
+}
+
+/** True when If-None-Match names this ETag (or is `*`): the client's copy is current. */
+export function ifNoneMatchMatches(header: string | undefined, etag: string): boolean {
+  return tagsOf(header).some((t) => t === '*' || t === etag);
+}
+
+/** The newest version of this record that If-None-Match names, if any: what the client already has. */
+export function knownVersion(header: string | undefined, id: string): number | undefined {
+  const prefix = `"${id.toLowerCase()}-v`;
+  let best: number | undefined;
+  for (const tag of tagsOf(header)) {
+    const lower = tag.toLowerCase();
+    if (!lower.startsWith(prefix) || !lower.endsWith('"')) continue;
+    const digits = lower.slice(prefix.length, -1);
+    if (!/^\d{1,15}$/.test(digits)) continue;
+    const version = Number(digits);
+    if (best === undefined || version > best) best = version;
+  }
+  return best;
+}
+
+/** Sets ETag and Cache-Control for a record. */
+export function setHandoffHeaders(reply: FastifyReply, handoff: Handoff): void {
+  reply.header('etag', handoffEtag(handoff));
+  reply.header('cache-control', handoff.view.final ? FINAL_CACHE_CONTROL : PARTIAL_CACHE_CONTROL);
+}
+
+/** Answers 304 Not Modified: headers only, no body (not even `null`). */
+export function sendNotModified(reply: FastifyReply): FastifyReply {
+  return reply.code(304).send();
+}

@@ -1,0 +1,171 @@
+/**
+ * The worker loop: claims due jobs from the queue and runs them, a few at a time. It polls, and also wakes
+ * at once when this process enqueues a job. Periodic tasks (such as enqueueing sweeps) run on timers.
+ * Stopping waits for the jobs in flight, so none is cut off half way.
+ */
+import type { Job, JobQueue } from '../adapters/queue/queue.ts';
+
+/** Runs one kind of job. Throwing retries the job later; a PermanentJobError does not. */
+export type JobHandler = (job: Job) => Promise<void>;
+
+/** A failure that retrying cannot fix. */
+export class PermanentJobError extends Error {
+  override name = 'PermanentJobError';
+}
+
+/** The subset of a pino logger the worker writes to. */
+export interface WorkerLog {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+/** A task the worker runs every `everyMs`, and once at start. */
+export interface PeriodicTask {
+  name: string;
+  everyMs: number;
+  run(): Promise<void>;
+}
+
+/** Options of a worker. */
+export interface WorkerOptions {
+  queue: JobQueue;
+  handlers: Record<string, JobHandler>;
+  log: WorkerLog;
+  pollIntervalMs: number;
+  concurrency: number;
+  periodic?: PeriodicTask[];
+}
+
+/** A running worker. */
+export interface Worker {
+  /** Stops claiming, waits for the jobs in flight, and returns. */
+  stop(): Promise<void>;
+}
+
+/** Runs one claimed job and records its outcome. Never throws. */
+export async function runJob(
+  queue: JobQueue,
+  handlers: Record<string, JobHandler>,
+  job: Job,
+  log: WorkerLog,
+): Promise<void> {
+  const context = { jobId: job.id, kind: job.kind, attempt: job.attempts };
+  try {
+    const handler = handlers[job.kind];
+    if (!handler) throw new PermanentJobError(`no handler for job kind ${job.kind}`);
+    if (job.attempts > job.maxAttempts) {
+      throw new PermanentJobError('the worker of its last attempt stopped before finishing it');
+    }
+    await handler(job);
+    await queue.complete(job);
+  } catch (error) {
+    try {
+      const outcome = await queue.fail(job, error, { permanent: error instanceof PermanentJobError });
+      const level = outcome === 'dead' ? 'error' : 'warn';
+      log[level]({ ...context, err: error, outcome }, `job failed (${outcome})`);
+    } catch (failError) {
+      // The database is away: the lease runs out and another attempt follows.
+      log.error({ ...context, err: failError }, 'could not record a job failure');
+    }
+  }
+}
+
+/** Claims and runs due jobs one by one until none is due; returns how many ran. Tests use it to drain. */
+export async function runDueJobs(
+  queue: JobQueue,
+  handlers: Record<string, JobHandler>,
+  log: WorkerLog,
+  maxJobs = 1000,
+): Promise<number> {
+  let ran = 0;
+  while (ran < maxJobs) {
+    const [job] = await queue.claim(1);
+    if (!job) break;
+    await runJob(queue, handlers, job, log);
+    ran++;
+  }
+  return ran;
+}
+
+/** Starts the worker loop. */
+export function startWorker(options: WorkerOptions): Worker {
+  const { queue, handlers, log, pollIntervalMs, concurrency } = options;
+  const inFlight = new Set<Promise<void>>();
+  let stopped = false;
+  // Set by a wake-up that arrives while the loop is busy, so the next wait returns at once.
+  let poked = false;
+  let wake: (() => void) | undefined;
+  const poke = () => {
+    poked = true;
+    wake?.();
+  };
+  const unsubscribe = queue.onNotify(poke);
+
+  const waitForWork = () =>
+    new Promise<void>((resolve) => {
+      if (poked || stopped) return resolve();
+      const timer = setTimeout(done, pollIntervalMs);
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
+
+  const loop = (async () => {
+    while (!stopped) {
+      poked = false;
+      const free = concurrency - inFlight.size;
+      if (free > 0) {
+        try {
+          for (const job of await queue.claim(free)) {
+            const running: Promise<void> = runJob(queue, handlers, job, log).finally(() => {
+              inFlight.delete(running);
+              poke();
+            });
+            inFlight.add(running);
+          }
+        } catch (error) {
+          log.warn({ err: error }, 'could not claim jobs; retrying');
+        }
+      }
+      await waitForWork();
+    }
+  })();
+
+  const periodicRuns = new Set<Promise<void>>();
+  const timers = (options.periodic ?? []).map((task) => {
+    let running = false;
+    const tick = () => {
+      if (running || stopped) return;
+      running = true;
+      const run: Promise<void> = task
+        .run()
+        .catch((error: unknown) => log.warn({ err: error, task: task.name }, 'periodic task failed'))
+        .finally(() => {
+          running = false;
+          periodicRuns.delete(run);
+        });
+      periodicRuns.add(run);
+    };
+    tick();
+    return setInterval(tick, task.everyMs);
+  });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    stop() {
+      stopping ??= (async () => {
+        stopped = true;
+        for (const timer of timers) clearInterval(timer);
+        unsubscribe();
+        poke();
+        await loop;
+        await Promise.all([...inFlight, ...periodicRuns]);
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/** Test helpers of the call endpoints: requests with a company's key, and direct reads of what was stored. */
+import { and, asc, eq } from 'drizzle-orm';
+import type { LightMyRequestResponse } from 'fastify';
+import { conversations, conversationTags, uploads } from '../../src/adapters/db/schema.ts';
+import type { TestCompany } from './fixtures.ts';
+import type { Harness } from './harness.ts';
+
+/** POSTs a JSON body with the company's admin `calls` key (or `key`). */
+export function post(
+  h: Harness,
+  c: TestCompany,
+  url: string,
+  body: unknown,
+  key: string = c.key,
+): Promise<LightMyRequestResponse> {
+  return h.request({ method: 'POST', url, key, body });
+}
+
+/** The company's conversations, oldest first. */
+export async function conversationsOf(h: Harness, c: TestCompany) {
+  return h.services.database.db
+    .select()
+    .from(conversations)
+    .where(eq(conversations.companyId, c.id))
+    .orderBy(asc(conversations.createdAt), asc(conversations.conversationId));
+}
+
+/** The one conversation of the company with this conversation_id (fails when there is not exactly one). */
+export async function conversationOf(h: Harness, c: TestCompany, conversationId: string) {
+  const rows = await h.services.database.db
+    .select()
+    .from(conversations)
+    .where(and(eq(conversations.companyId, c.id), eq(conversations.conversationId, conversationId)));
+  if (rows.length !== 1) throw new Error(`expected one conversation ${conversationId}, found ${rows.length}`);
+  return rows[0] as (typeof rows)[number];
+}
+
+/** The tags of a conversation as {key: [type, value]}. */
+export async function tagsOf(h: Harness, c: TestCompany, conversationUuid: string) {
+  const rows = await h.services.database.db
+    .select()
+    .from(conversationTags)
+    .where(
+      and(eq(conversationTags.companyId, c.id), eq(conversationTags.conversationUuid, conversationUuid)),
+    );
+  return Object.fromEntries(rows.map((r) => [r.key, [r.type, r.value]]));
+}
+
+/** The company's uploads, by id. */
+export async function uploadsOf(h: Harness, c: TestCompany) {
+  return h.services.database.db
+    .select()
+    .from(uploads)
+    .where(eq(uploads.companyId, c.id))
+    .orderBy(asc(uploads.id));
+}
+
+/** How many conversations, tags and uploads the company has: all zero means nothing was written. */
+export async function footprint(h: Harness, c: TestCompany) {
+  const db = h.services.database.db;
+  const [convs, tags, ups] = await Promise.all([
+    db.select().from(conversations).where(eq(conversations.companyId, c.id)),
+    db.select().from(conversationTags).where(eq(conversationTags.companyId, c.id)),
+    db.select().from(uploads).where(eq(uploads.companyId, c.id)),
+  ]);
+  return { conversations: convs.length, tags: tags.length, uploads: ups.length };
+}
+
+/** A footprint with nothing in it. */
+export const NOTHING = { conversations: 0, tags: 0, uploads: 0 };
