@@ -41,7 +41,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 const machine = await describeMachine(settings.postgresUrl);
 log(
   `${machine.cpu_model}, ${machine.cores} cores, ${machine.memory_gb} GB, Node ${machine.node_version}, ` +
-    `PostgreSQL ${machine.postgres_version ?? 'not reachable'}`,
+    `${machine.postgres_version ?? 'PostgreSQL not reachable'}, load average ${machine.load_average_1m}`,
 );
 const context: BenchContext = { settings, postgres: machine.postgres_version !== null, log };
 const entries: ScenarioEntry[] = [];

@@ -17,6 +17,7 @@ const machine = {
   os: 'Test OS',
   postgres_version: 'PostgreSQL 15',
   date: '2025-01-01T00:00:00.000Z',
+  load_average_1m: 1.5,
 };
 const side = (rps: number, p50 = 1, p99 = 5, errors = 0) => ({
   rps,

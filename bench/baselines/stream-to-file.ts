@@ -1,10 +1,14 @@
-/** Baseline: a bare node:http server that streams each PUT body to a new file in DATA_DIR. */
+/**
+ * Baseline: a bare node:http server that streams each PUT body to a new file in DATA_DIR. FSYNC=1 makes it
+ * fsync each file before answering, as the embedded storage does (to measure what durability costs).
+ */
 import { createWriteStream } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
 const dir = process.env.DATA_DIR ?? '.';
+const flush = process.env.FSYNC === '1';
 let count = 0;
 const server = createServer((request, response) => {
   if (request.method !== 'PUT') {
@@ -12,7 +16,7 @@ const server = createServer((request, response) => {
     return;
   }
   const file = join(dir, `upload-${++count}`);
-  pipeline(request, createWriteStream(file)).then(
+  pipeline(request, createWriteStream(file, { flush })).then(
     () => response.writeHead(200, { etag: `"${count}"` }).end(),
     () => response.writeHead(500).end(),
   );

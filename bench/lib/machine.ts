@@ -12,6 +12,8 @@ export interface MachineInfo {
   os: string;
   postgres_version: string | null;
   date: string;
+  /** The 1-minute load average when the run started: the machine may be shared, and this says how busy it was. */
+  load_average_1m: number;
 }
 
 function osName(): string {
@@ -35,5 +37,6 @@ export async function describeMachine(postgresUrl: string): Promise<MachineInfo>
     os: osName(),
     postgres_version: (await postgresVersion(postgresUrl)) ?? null,
     date: new Date().toISOString(),
+    load_average_1m: Math.round((os.loadavg()[0] ?? 0) * 100) / 100,
   };
 }

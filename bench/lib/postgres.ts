@@ -31,12 +31,12 @@ export async function createScratchDatabase(adminUrl: string, purpose: string): 
   return { name, url: url.toString(), drop };
 }
 
-/** The server's version string, or undefined when it cannot be reached. */
+/** "PostgreSQL <server_version>", or undefined when the server cannot be reached. */
 export async function postgresVersion(adminUrl: string): Promise<string | undefined> {
   try {
     return await withAdmin(adminUrl, async (c) => {
-      const result = await c.query<{ version: string }>('select version() as version');
-      return result.rows[0]?.version;
+      const result = await c.query<{ server_version: string }>('show server_version');
+      return `PostgreSQL ${result.rows[0]?.server_version}`;
     });
   } catch {
     return undefined;

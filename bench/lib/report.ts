@@ -159,7 +159,7 @@ export function markdownReport(report: Report): string {
     '# Benchmark results',
     '',
     `${m.date} · ${m.cpu_model}, ${m.cores} cores, ${m.memory_gb} GB · Node ${m.node_version} · ${m.os} · ` +
-      `PostgreSQL ${m.postgres_version ?? 'not reachable'}`,
+      `${m.postgres_version ?? 'PostgreSQL not reachable'} · load average ${m.load_average_1m} at the start`,
     '',
     markdownTable(report.scenarios),
   ].join('\n');
