@@ -86,12 +86,18 @@ export const callHandoffRoutes: FastifyPluginAsyncTypebox<{ services: Services }
     },
     async (request, reply) => {
       const ifNoneMatch = request.headers['if-none-match'];
-      const gone = new AbortController();
-      reply.raw.once('close', () => gone.abort());
+      const waitMs = Math.round((request.query.wait ?? 0) * 1000);
+      // Only a long poll needs to know when its client goes away; a plain read skips the cost.
+      let signal: AbortSignal | undefined;
+      if (waitMs > 0) {
+        const gone = new AbortController();
+        reply.raw.once('close', () => gone.abort());
+        signal = gone.signal;
+      }
       const handoff = await reader.read(request.principal, request.params.handoff_id, {
-        waitMs: Math.round((request.query.wait ?? 0) * 1000),
+        waitMs,
         knownVersion: knownVersion(ifNoneMatch, request.params.handoff_id),
-        signal: gone.signal,
+        ...(signal ? { signal } : {}),
       });
       setHandoffHeaders(reply, handoff);
       if (ifNoneMatchMatches(ifNoneMatch, handoffEtag(handoff))) return sendNotModified(reply);
