@@ -1,0 +1,107 @@
+/** The PUT of a recording to its signed URL (with retries and progress) and the wait for verification. */
+import { fullJitter, sleep } from './backoff.ts';
+import { CqsError, CqsTimeoutError, isAbort } from './errors.ts';
+import { requestJson, type Transport } from './http.ts';
+import { countingStream, type PreparedBody } from './source.ts';
+import type { UploadStatus, UploadUrlResponse } from './types.ts';
+
+/** Progress of a PUT: bytes handed to the network so far, of `total`; `attempt` counts retries from 1. */
+export interface UploadProgress {
+  sent: number;
+  total: number;
+  attempt: number;
+}
+
+/** Options of the PUT. */
+export interface PutOptions {
+  onProgress?: (progress: UploadProgress) => void;
+  /** Most PUT attempts (default 5); only a re-openable body is retried. */
+  maxAttempts?: number;
+  signal?: AbortSignal;
+}
+
+/** PUTs the body to `upload_url` with exactly `upload_content_type`; retries network errors and 5xx. */
+export async function putRecording(
+  transport: Transport,
+  upload: UploadUrlResponse,
+  body: PreparedBody,
+  options: PutOptions = {},
+): Promise<void> {
+  const validUntil = Date.now() + upload.expires_in * 1000 - 5000;
+  const maxAttempts = body.reopenable ? (options.maxAttempts ?? 5) : 1;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await putOnce(transport, upload, body, attempt, options);
+      return;
+    } catch (error) {
+      if (isAbort(error) || options.signal?.aborted) throw error;
+      const retryable = !(error instanceof CqsError) || error.status >= 500;
+      const pause = fullJitter(attempt, 500, 15_000);
+      if (!retryable || attempt >= maxAttempts || Date.now() + pause >= validUntil) throw error;
+      await sleep(pause, options.signal);
+    }
+  }
+}
+
+async function putOnce(
+  transport: Transport,
+  upload: UploadUrlResponse,
+  body: PreparedBody,
+  attempt: number,
+  options: PutOptions,
+): Promise<void> {
+  const total = body.size;
+  const report = (sent: number) => options.onProgress?.({ sent, total, attempt });
+  report(0);
+  const opened = body.open();
+  const init: RequestInit & { duplex?: 'half' } = {
+    method: 'PUT',
+    headers: { 'content-type': upload.upload_content_type, 'content-length': String(total) },
+    body: opened instanceof ReadableStream ? countingStream(opened, report) : (opened as Blob),
+  };
+  if (body.streamed) init.duplex = 'half';
+  if (options.signal) init.signal = options.signal;
+  const res = await transport.fetch(upload.upload_url, init);
+  const text = await res.text();
+  if (!res.ok) throw new CqsError(res.status, { error: s3Error(text) }, `PUT upload ${upload.upload_id}`);
+  if (!body.streamed) report(total);
+}
+
+/** `Code: Message` of an S3 XML error body, or the text itself. */
+function s3Error(text: string): string {
+  const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
+  const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
+  return code ? `${code}${message ? `: ${message}` : ''}` : text.slice(0, 300);
+}
+
+/** Options of the wait for verification. */
+export interface VerifyOptions {
+  /** Give up after this many ms (default 300000). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** Polls GET /api/v1/upload/{id} until the status is ready, rejected or expired. */
+export async function waitForUpload(
+  transport: Transport,
+  uploadId: number,
+  options: VerifyOptions = {},
+): Promise<UploadStatus> {
+  const deadline = Date.now() + (options.timeoutMs ?? 300_000);
+  let delay = 200;
+  for (;;) {
+    const status = await requestJson<UploadStatus>(
+      transport,
+      'GET',
+      `/api/v1/upload/${uploadId}`,
+      undefined,
+      options.signal,
+    );
+    if (status.status === 'ready' || status.status === 'rejected' || status.status === 'expired')
+      return status;
+    if (Date.now() + delay > deadline)
+      throw new CqsTimeoutError(`upload ${uploadId} is still ${status.status}`);
+    await sleep(delay, options.signal);
+    delay = Math.min(2000, delay * 1.5);
+  }
+}
