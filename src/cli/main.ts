@@ -1,5 +1,6 @@
-/** The `cqs` command line: serving, migrating and operator commands. */
+/** The `cqs` command line: serving, migrating, operator and integrator commands. */
 import { Command } from 'commander';
+import { registerIntegratorCommands } from './commands/integrator.ts';
 import { registerOperatorCommands } from './commands/operator.ts';
 import { registerServeCommands } from './commands/serve.ts';
 import { CliError } from './io.ts';
@@ -9,6 +10,7 @@ const program = new Command('cqs')
   .showHelpAfterError();
 registerServeCommands(program);
 registerOperatorCommands(program);
+registerIntegratorCommands(program);
 
 try {
   await program.parseAsync(process.argv);
