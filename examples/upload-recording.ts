@@ -2,12 +2,13 @@
  * Upload a recording: creates the call, streams the file with progress, waits until it is verified.
  *   CQS_URL=… CQS_API_KEY=… CQS_AGENT=agent@example.com CQS_PRODUCT=1 node examples/upload-recording.ts call.wav
  */
-import { fileSource } from '../packages/client/src/node.ts'; // in your project: from '@cqs/client/node'
-import { clientFromEnv, required } from './env.ts';
+import { CqsNodeClient, fileSource } from '../packages/client/src/node.ts'; // in your project: '@cqs/client/node'
+import { required } from './env.ts';
 
 const path = process.argv[2];
 if (!path) throw new Error('usage: node examples/upload-recording.ts FILE');
-const client = clientFromEnv();
+// CqsNodeClient PUTs through node:http with backpressure (Node's fetch buffers a streamed body).
+const client = new CqsNodeClient({ baseUrl: required('CQS_URL'), apiKey: required('CQS_API_KEY') });
 const source = await fileSource(path);
 const { status } = await client.uploadRecording(
   {

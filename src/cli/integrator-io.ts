@@ -1,6 +1,7 @@
 /** Shared pieces of the integrator commands: the client from flags or env, exit codes, progress output. */
 import type { Command } from 'commander';
-import { CqsClient, CqsError, CqsTimeoutError } from '../../packages/client/src/index.ts';
+import { type CqsClient, CqsError, CqsTimeoutError } from '../../packages/client/src/index.ts';
+import { CqsNodeClient } from '../../packages/client/src/node.ts';
 import { CliError, printJson } from './io.ts';
 
 /** Exit codes of the integrator commands (README "Client and examples"). */
@@ -34,7 +35,7 @@ export function clientFrom(flags: ConnectionFlags): CqsClient {
   const apiKey = flags.apiKey ?? process.env.CQS_API_KEY;
   if (!baseUrl) throw new CliError('no service URL: give --url or set CQS_URL', EXIT.usage);
   if (!apiKey) throw new CliError('no API key: give --api-key or set CQS_API_KEY', EXIT.usage);
-  return new CqsClient({ baseUrl, apiKey });
+  return new CqsNodeClient({ baseUrl, apiKey });
 }
 
 /** Runs a command's body, mapping client errors to exit codes (and to a JSON error with --json). */

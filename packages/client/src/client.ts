@@ -13,7 +13,13 @@ import type {
   UploadStatus,
   UploadUrlResponse,
 } from './types.ts';
-import { type PutOptions, putRecording, type VerifyOptions, waitForUpload } from './upload.ts';
+import {
+  type PutFunction,
+  type PutOptions,
+  putRecording,
+  type VerifyOptions,
+  waitForUpload,
+} from './upload.ts';
 
 /** How to reach the service. */
 export interface CqsClientOptions {
@@ -23,6 +29,8 @@ export interface CqsClientOptions {
   apiKey: string;
   /** A fetch to use instead of the global one. */
   fetch?: typeof fetch;
+  /** How recordings are PUT (default: through fetch; in Node use `nodePut` from `@cqs/client/node`). */
+  put?: PutFunction;
 }
 
 /** What uploadRecording needs: the call (without filename/content_type), the file's name and content. */
@@ -59,6 +67,7 @@ export class CqsClient {
       apiKey: options.apiKey,
       fetch: options.fetch ?? ((input, init) => fetch(input, init)),
     };
+    if (options.put) this.#transport.put = options.put;
   }
 
   /** POST /api/v1/call/create: a transcript-only call answers success, one with filename an upload. */

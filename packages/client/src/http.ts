@@ -1,11 +1,14 @@
 /** One JSON request to the service with the key, mapping error answers to CqsError. */
 import { CqsError } from './errors.ts';
+import type { PutFunction } from './upload.ts';
 
 /** What every request needs: where, who, and which fetch. */
 export interface Transport {
   baseUrl: string;
   apiKey: string;
   fetch: typeof fetch;
+  /** How recordings are PUT (default: through `fetch`). */
+  put?: PutFunction;
 }
 
 /** Sends a request with the Bearer key; returns the parsed JSON of a 2xx, throws CqsError otherwise. */

@@ -11,4 +11,10 @@ export type { paths } from './generated/openapi.ts';
 export type { WaitOptions } from './handoff.ts';
 export type { UploadBody, UploadSource } from './source.ts';
 export type * from './types.ts';
-export type { PutOptions, UploadProgress, VerifyOptions } from './upload.ts';
+export {
+  fetchPut,
+  type PutFunction,
+  type PutOptions,
+  type UploadProgress,
+  type VerifyOptions,
+} from './upload.ts';

@@ -1,6 +1,8 @@
 /** @cqs/client/node: Node-only helpers (file paths), kept out of the browser entry. */
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { CqsClient, type CqsClientOptions } from './client.ts';
+import { nodePut } from './node-put.ts';
 import type { UploadSource } from './source.ts';
 
 const CHUNK = 256 * 1024;
@@ -37,3 +39,11 @@ function fileStream(path: string, size: number): ReadableStream<Uint8Array> {
 }
 
 export * from './index.ts';
+export { nodePut } from './node-put.ts';
+
+/** A CqsClient whose uploads go through `nodePut` (flat memory for large files). */
+export class CqsNodeClient extends CqsClient {
+  constructor(options: CqsClientOptions) {
+    super({ put: nodePut, ...options });
+  }
+}

@@ -12,6 +12,27 @@ export interface UploadProgress {
   attempt: number;
 }
 
+/** Sends one PUT of a recording; answers the status and body text. */
+export type PutFunction = (
+  url: string,
+  init: {
+    headers: Record<string, string>;
+    body: ReadableStream<Uint8Array> | Uint8Array | Blob;
+    signal?: AbortSignal;
+  },
+) => Promise<{ status: number; text: string }>;
+
+/** The PUT through fetch (browsers; in Node prefer `nodePut` of `@cqs/client/node`, which keeps memory flat). */
+export function fetchPut(doFetch: typeof fetch): PutFunction {
+  return async (url, { headers, body, signal }) => {
+    const init: RequestInit & { duplex?: 'half' } = { method: 'PUT', headers, body: body as Blob };
+    if (body instanceof ReadableStream) init.duplex = 'half';
+    if (signal) init.signal = signal;
+    const res = await doFetch(url, init);
+    return { status: res.status, text: await res.text() };
+  };
+}
+
 /** Options of the PUT. */
 export interface PutOptions {
   onProgress?: (progress: UploadProgress) => void;
@@ -54,16 +75,15 @@ async function putOnce(
   const report = (sent: number) => options.onProgress?.({ sent, total, attempt });
   report(0);
   const opened = body.open();
-  const init: RequestInit & { duplex?: 'half' } = {
-    method: 'PUT',
+  const put = transport.put ?? fetchPut(transport.fetch);
+  const { status, text } = await put(upload.upload_url, {
     headers: { 'content-type': upload.upload_content_type, 'content-length': String(total) },
-    body: opened instanceof ReadableStream ? countingStream(opened, report) : (opened as Blob),
-  };
-  if (body.streamed) init.duplex = 'half';
-  if (options.signal) init.signal = options.signal;
-  const res = await transport.fetch(upload.upload_url, init);
-  const text = await res.text();
-  if (!res.ok) throw new CqsError(res.status, { error: s3Error(text) }, `PUT upload ${upload.upload_id}`);
+    body: opened instanceof ReadableStream ? countingStream(opened, report) : opened,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  if (status < 200 || status > 299) {
+    throw new CqsError(status, { error: s3Error(text) }, `PUT upload ${upload.upload_id}`);
+  }
   if (!body.streamed) report(total);
 }
 
