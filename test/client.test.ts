@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CqsClient, CqsError, CqsTimeoutError, type UploadProgress } from '../packages/client/src/index.ts';
-import { fileSource } from '../packages/client/src/node.ts';
+import { CqsNodeClient, fileSource } from '../packages/client/src/node.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import { createRecord, finalizeRecord } from './helpers/handoffs.ts';
 import { BACKENDS, type Harness } from './helpers/harness.ts';
@@ -79,6 +79,28 @@ for (const backend of BACKENDS) {
         assert.ok((progress[i]?.sent ?? 0) >= (progress[i - 1]?.sent ?? 0), 'progress is monotonic');
       }
       assert.deepEqual(progress.at(-1), { sent: size, total: size, attempt: 1 });
+    });
+
+    it('CqsNodeClient uploads through node:http with progress', async () => {
+      const path = join(dir, 'node.wav');
+      const size = await writeStereoWav(path, 2_000_000);
+      const sent: number[] = [];
+      const nodeClient = new CqsNodeClient({ baseUrl, apiKey: c.key });
+      const { status } = await nodeClient.uploadRecording(
+        {
+          agent_email: c.agent.email,
+          product_id: c.productId,
+          filename: 'node.wav',
+          body: await fileSource(path),
+        },
+        { onProgress: (p) => sent.push(p.sent) },
+      );
+      assert.equal(status.status, 'ready');
+      assert.equal(sent.at(-1), size);
+      assert.deepEqual(
+        sent,
+        [...sent].sort((a, b) => a - b),
+      );
     });
 
     it('retries a PUT that failed', async () => {

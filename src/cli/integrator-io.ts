@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { type CqsClient, CqsError, CqsTimeoutError } from '../../packages/client/src/index.ts';
 import { CqsNodeClient } from '../../packages/client/src/node.ts';
-import { CliError, printJson } from './io.ts';
+import { CliError, printJson } from './output.ts';
 
 /** Exit codes of the integrator commands (README "Client and examples"). */
 export const EXIT = { ok: 0, usage: 2, apiError: 5, rejected: 6, timeout: 7, serverError: 8 } as const;

@@ -1,6 +1,6 @@
 /** Parsing `--tag key=value:type` (type string, integer or boolean; string when omitted). */
 import type { Tag } from '../../packages/client/src/index.ts';
-import { CliError } from './io.ts';
+import { CliError } from './output.ts';
 
 /** One tag from `key=value[:type]`; the key ends at the first `=`, the type follows the last `:`. */
 export function parseTag(text: string): Tag {

@@ -12,7 +12,7 @@ import {
   runIntegrator,
   usageExitCodes,
 } from '../integrator-io.ts';
-import { CliError, printJson } from '../io.ts';
+import { CliError, printJson } from '../output.ts';
 import { collectTag } from '../tags.ts';
 
 /** Video-only extensions and their type (spec 4.1); other extensions take the audio path without a type. */
