@@ -103,11 +103,15 @@ for (const backend of BACKENDS) {
       );
     });
 
-    it('retries a PUT that failed', async () => {
+    it('retries a PUT that failed, and a status poll that answered 503', async () => {
       const path = join(dir, 'retry.wav');
       await writeStereoWav(path, 200_000);
       let puts = 0;
+      let polls = 0;
       const flaky: typeof fetch = async (input, init) => {
+        if (String(input).includes('/api/v1/upload/') && ++polls === 1) {
+          return new Response('{"error":"busy"}', { status: 503 });
+        }
         if (init?.method === 'PUT' && ++puts === 1) {
           await (init.body as ReadableStream | undefined)?.cancel();
           return new Response('<Error><Code>InternalError</Code></Error>', { status: 500 });
@@ -122,6 +126,7 @@ for (const backend of BACKENDS) {
         body: await fileSource(path),
       });
       assert.equal(puts, 2);
+      assert.ok(polls >= 2);
       assert.equal(status.status, 'ready');
     });
 

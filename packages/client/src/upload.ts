@@ -1,6 +1,6 @@
 /** The PUT of a recording to its signed URL (with retries and progress) and the wait for verification. */
 import { fullJitter, sleep } from './backoff.ts';
-import { CqsError, CqsTimeoutError, isAbort } from './errors.ts';
+import { CqsError, CqsTimeoutError, isAbort, isRetryable } from './errors.ts';
 import { requestJson, type Transport } from './http.ts';
 import { countingStream, type PreparedBody } from './source.ts';
 import type { UploadStatus, UploadUrlResponse } from './types.ts';
@@ -109,19 +109,24 @@ export async function waitForUpload(
 ): Promise<UploadStatus> {
   const deadline = Date.now() + (options.timeoutMs ?? 300_000);
   let delay = 200;
+  let failures = 0;
   for (;;) {
-    const status = await requestJson<UploadStatus>(
-      transport,
-      'GET',
-      `/api/v1/upload/${uploadId}`,
-      undefined,
-      options.signal,
-    );
-    if (status.status === 'ready' || status.status === 'rejected' || status.status === 'expired')
-      return status;
-    if (Date.now() + delay > deadline)
-      throw new CqsTimeoutError(`upload ${uploadId} is still ${status.status}`);
-    await sleep(delay, options.signal);
+    let state = 'unreachable';
+    try {
+      const path = `/api/v1/upload/${uploadId}`;
+      const status = await requestJson<UploadStatus>(transport, 'GET', path, undefined, options.signal);
+      if (status.status === 'ready' || status.status === 'rejected' || status.status === 'expired')
+        return status;
+      state = status.status;
+      failures = 0;
+    } catch (error) {
+      // A network error, 429 or 5xx while polling is retried with back-off; anything else is final.
+      if (!isRetryable(error) || options.signal?.aborted) throw error;
+      failures++;
+    }
+    const pause = failures > 0 ? fullJitter(failures, 500, 10_000) : delay;
+    if (Date.now() + pause > deadline) throw new CqsTimeoutError(`upload ${uploadId} is still ${state}`);
+    await sleep(pause, options.signal);
     delay = Math.min(2000, delay * 1.5);
   }
 }
