@@ -1,19 +1,14 @@
 /** Shared pieces of the CLI: configuration loading, opening services, output. */
 
+import { CliError } from './output.ts';
+
+export { CliError, printJson } from './output.ts';
+
 import { DirectoryLockedError } from '../adapters/db/directory-lock.ts';
 import { type Config, ConfigError, loadConfig } from '../config/config.ts';
 import { DomainError } from '../domain/errors.ts';
 import { closeServices, openServices } from '../server.ts';
 import type { Services } from '../services.ts';
-
-/** An error the CLI reports as one line, with an exit code a script can rely on. */
-export class CliError extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode = 1) {
-    super(message);
-    this.exitCode = exitCode;
-  }
-}
 
 /** Reads the configuration from the environment, or fails with a message naming the bad variables. */
 export function configFromEnv(overrides: Record<string, string> = {}): Config {
@@ -43,9 +38,4 @@ export async function withServices<T>(fn: (services: Services) => Promise<T>): P
   } finally {
     await closeServices(services);
   }
-}
-
-/** Prints one JSON document per line. */
-export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
 }

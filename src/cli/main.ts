@@ -1,14 +1,21 @@
-/** The `cqs` command line: serving, migrating and operator commands. */
+/** The `cqs` command line: serving, migrating, operator and integrator commands. */
 import { Command } from 'commander';
-import { registerOperatorCommands } from './commands/operator.ts';
-import { registerServeCommands } from './commands/serve.ts';
-import { CliError } from './io.ts';
+import { registerIntegratorCommands } from './commands/integrator.ts';
+import { CliError } from './output.ts';
+
+/** Commands that only talk to a running service: they load the client, not the server (small memory). */
+const CLIENT_ONLY = new Set(['calls', 'handoff', 'products']);
 
 const program = new Command('cqs')
   .description('Call Quality Service: run the service and provision companies, users, products and keys.')
   .showHelpAfterError();
-registerServeCommands(program);
-registerOperatorCommands(program);
+if (!CLIENT_ONLY.has(process.argv[2] ?? '')) {
+  const { registerServeCommands } = await import('./commands/serve.ts');
+  const { registerOperatorCommands } = await import('./commands/operator.ts');
+  registerServeCommands(program);
+  registerOperatorCommands(program);
+}
+registerIntegratorCommands(program);
 
 try {
   await program.parseAsync(process.argv);

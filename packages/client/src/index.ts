@@ -1,0 +1,20 @@
+/** @cqs/client: a typed client of the Call Quality Service for Node 20+ and browsers. */
+export {
+  CqsClient,
+  type CqsClientOptions,
+  type UploadRecordingInput,
+  type UploadRecordingOptions,
+  type UploadRecordingResult,
+} from './client.ts';
+export { CqsError, CqsTimeoutError } from './errors.ts';
+export type { paths } from './generated/openapi.ts';
+export type { WaitOptions } from './handoff.ts';
+export type { UploadBody, UploadSource } from './source.ts';
+export type * from './types.ts';
+export {
+  fetchPut,
+  type PutFunction,
+  type PutOptions,
+  type UploadProgress,
+  type VerifyOptions,
+} from './upload.ts';
