@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { footprint, tagsOf, uploadsOf } from '../test/helpers/calls.ts';
-import type { TestCompany } from '../test/helpers/fixtures.ts';
 import { BACKENDS, type Harness, startHarness } from '../test/helpers/harness.ts';
 import { figure } from './lib.ts';
 
