@@ -1,4 +1,4 @@
-/** Regression (found by the fuzzer): a NUL character (\u0000) in stored text is a 422, never a 500. */
+/** Regression (found by the fuzzer): a NUL character (\u0000) or a lone surrogate in stored text is a 422, never a 500. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
@@ -36,6 +36,12 @@ for (const backend of BACKENDS) {
           },
         },
         { url: '/api/v1/call-handoff', key: c.writerKey, body: { metadata: { '\u0000': 1 } } },
+        { url: '/api/v1/call-handoff', key: c.writerKey, body: { metadata: { a: '\ud800' } } },
+        {
+          url: '/api/v1/call/start',
+          key: c.key,
+          body: { ...base, conversation_id: 'n5', metadata: { '\udc00x': 1 } },
+        },
       ];
       for (const x of cases) {
         const res = await h.request({ method: 'POST', ...x });
