@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { callHandoffs, conversations, conversationTags } from '../src/adapters/db/schema.ts';
 import { loadConfig } from '../src/config/config.ts';
+import { hashApiKey } from '../src/domain/api-keys.ts';
 import { closeServices, openServices } from '../src/server.ts';
 import { createPostgresDatabase } from '../test/helpers/harness.ts';
 import { call, figure, rand, type SeededKeys, SHORT, seedCompany, serve, tempDir } from './lib.ts';
@@ -155,6 +156,7 @@ for (const backend of ['pglite', 'postgres'] as const) {
         const keys = await seedCompany(env, dataDir, 'crash');
         const acked: Acked = { creates: new Map(), tags: new Map(), merges: new Map() };
         let productId = 0;
+        let keysInLogs = 0;
         for (let n = 0; n < CYCLES; n++) {
           const s = await serve(env);
           if (productId === 0) {
@@ -167,11 +169,17 @@ for (const backend of ['pglite', 'postgres'] as const) {
           await s.kill();
           stopped = true;
           await load;
+          const out = s.output();
+          for (const k of [keys.calls, keys.writer]) {
+            if (out.includes(k) || out.includes(hashApiKey(k))) keysInLogs++;
+          }
         }
         const result = await lost(env, acked);
         figure(`crash_${backend}_cycles`, CYCLES);
         figure(`crash_${backend}_acknowledged_writes`, result.acked);
         figure(`crash_${backend}_acknowledged_writes_lost`, result.lost);
+        figure(`crash_${backend}_keys_or_hashes_in_logs`, keysInLogs);
+        assert.equal(keysInLogs, 0);
         assert.ok(result.acked > 0, 'some writes were acknowledged');
         assert.equal(result.lost, 0);
       } finally {
