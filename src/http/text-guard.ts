@@ -1,15 +1,18 @@
-/** Rejects JSON bodies with text PostgreSQL cannot store: NUL characters and lone UTF-16 surrogates. */
+/**
+ * Rejects JSON bodies with text PostgreSQL cannot store as JSON: lone UTF-16 surrogates. (NUL characters are
+ * left to the validators, which name the field, and to the error handler's SQLSTATE mapping.)
+ */
 import type { FastifyInstance } from 'fastify';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** True when every string (keys included) of a parsed JSON value is well-formed Unicode without NUL. */
+/** True when every string (keys included) of a parsed JSON value is well-formed Unicode. */
 export function isStorableText(value: unknown): boolean {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const v = stack.pop();
     if (typeof v === 'string') {
-      if (v.includes('\u0000') || LONE_SURROGATE.test(v)) return false;
+      if (LONE_SURROGATE.test(v)) return false;
     } else if (Array.isArray(v)) {
       for (const x of v) stack.push(x);
     } else if (v !== null && typeof v === 'object') {
@@ -31,9 +34,7 @@ export function installTextGuard(app: FastifyInstance): void {
       Array.isArray(body) ||
       Object.getPrototypeOf(body ?? 0) === Object.prototype;
     if (json && !isStorableText(body)) {
-      return reply
-        .code(422)
-        .send({ error: 'strings must be well-formed Unicode without NUL characters (\\u0000)' });
+      return reply.code(422).send({ error: 'strings must be well-formed Unicode (no lone surrogates)' });
     }
   });
 }
