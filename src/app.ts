@@ -16,6 +16,7 @@ import { liveRoutes } from './http/routes/live.ts';
 import { productRoutes } from './http/routes/products.ts';
 import { answerUploadClientError, holdContinueForUploads, storageRoutes } from './http/routes/storage.ts';
 import { uploadRoutes } from './http/routes/uploads.ts';
+import { installTextGuard } from './http/text-guard.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Services } from './services.ts';
 
@@ -65,6 +66,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     reply.header('x-request-id', request.id);
   });
   installErrorHandler(app);
+  installTextGuard(app);
   await registerOpenApi(app, services.config.publicUrl);
   installAuth(app, services);
   await registerRateLimit(app, services);

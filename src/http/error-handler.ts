@@ -17,6 +17,9 @@ const STATUS: Record<DomainErrorKind, number> = {
   unavailable: 503,
 };
 
+/** SQLSTATEs of text PostgreSQL cannot store (a NUL character in text or jsonb): the client's input, a 422. */
+const UNSTORABLE_TEXT_SQLSTATES = new Set(['22P05', '22021']);
+
 /** Seconds a client should wait before retrying after a 503. */
 export const RETRY_AFTER_UNAVAILABLE = 5;
 
@@ -50,6 +53,9 @@ export function installErrorHandler(app: FastifyInstance): void {
       if (status === 401) reply.header('www-authenticate', 'Bearer realm="cqs"');
       if (status === 503) return unavailable(reply);
       return reply.code(status).send({ error: error.message });
+    }
+    if (UNSTORABLE_TEXT_SQLSTATES.has(databaseErrorCode(error) ?? '')) {
+      return reply.code(422).send({ error: 'strings must not contain the NUL character (\\u0000)' });
     }
     if (databaseErrorCode(error) === FINAL_RECORD_SQLSTATE) {
       return reply.code(409).send({ error: 'call handoff record is final and cannot change' });

@@ -61,6 +61,12 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   });
   // An idle client that loses its server emits here; without a listener the process would crash.
   pool.on('error', () => {});
+  // A checked-out client (inside a transaction, between two queries) that loses its server emits on the
+  // client itself, where the pool listens no more: without this the process crashed on a database outage.
+  // The next query on it fails, the request answers 503 and the pool discards the client.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   return {
     kind: 'postgres',

@@ -12,6 +12,9 @@ import { AgentEmail, ConversationId, type NamedExample, namedExamples, Tags } fr
 
 const Role = Type.Enum(['agent', 'customer']);
 
+/** The most transcript segments one call/create may carry; more is a 422. */
+export const MAX_TRANSCRIPT_SEGMENTS = 10_000;
+
 const ChannelMap = Type.Array(Role, {
   minItems: 2,
   maxItems: 2,
@@ -163,7 +166,10 @@ export const CreateCallBody = Type.Object(
       }),
     ),
     transcript: Type.Optional(
-      Type.Array(Segment, { description: 'Segments in order; replaces a stored transcript.' }),
+      Type.Array(Segment, {
+        maxItems: MAX_TRANSCRIPT_SEGMENTS,
+        description: `Segments in order; replaces a stored transcript. At most ${MAX_TRANSCRIPT_SEGMENTS} segments (more: 422).`,
+      }),
     ),
     tags: Type.Optional(Tags),
   },

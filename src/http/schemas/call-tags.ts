@@ -40,7 +40,7 @@ export const ADD_TAGS_DESCRIPTION = [
   '- `key`: 1–128 characters; the same key twice in one request is a 422.',
   '- `type` `string`: a string of at most 4,096 characters; `integer`: a JSON integer within ±(2^53−1);',
   '  `boolean`: true or false. Any other type (such as float) is a 422.',
-  '- `tags` must not be empty.',
+  '- `tags` must not be empty, and holds at most 100 tags (more: 422).',
   '',
   'No such call: 404. Several active users with agent_email: 409, and nothing is recorded.',
 ].join('\n');

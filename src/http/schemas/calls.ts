@@ -40,11 +40,15 @@ export const Tag = Type.Object(
   { additionalProperties: false, examples: [{ key: 'csat', type: 'integer', value: 5 }] },
 );
 
-/** Tags of one request: a key at most once. */
+/** The most tags one request may carry (call/create and call/add_tags); more is a 422. */
+export const MAX_TAGS_PER_REQUEST = 100;
+
+/** Tags of one request: a key at most once, at most MAX_TAGS_PER_REQUEST. */
 export const Tags = Type.Array(Tag, {
+  maxItems: MAX_TAGS_PER_REQUEST,
   description:
     'Typed tags, one value per key: a later request replaces the value and type of a key. ' +
-    'The same key twice in one request is a 422.',
+    `The same key twice in one request is a 422; at most ${MAX_TAGS_PER_REQUEST} tags per request (more: 422).`,
 });
 
 /** Metadata of start and stop: any JSON object, merged into the call's metadata by top-level key. */
