@@ -325,7 +325,7 @@ export interface paths {
                          * @description Deprecated: use speaker. Two distinct roles, [left, right]; means speaker {separation: "channels", channel_map: channels}. With a speaker that says otherwise: 422.
                          */
                         channels?: ("agent" | "customer")[];
-                        /** @description Segments in order; replaces a stored transcript. */
+                        /** @description Segments in order; replaces a stored transcript. At most 10000 segments (more: 422). */
                         transcript?: {
                             /**
                              * @description Who speaks.
@@ -339,7 +339,7 @@ export interface paths {
                             /** @description Offset of the segment end; not less than start. */
                             stop: number;
                         }[];
-                        /** @description Typed tags, one value per key: a later request replaces the value and type of a key. The same key twice in one request is a 422. */
+                        /** @description Typed tags, one value per key: a later request replaces the value and type of a key. The same key twice in one request is a 422; at most 100 tags per request (more: 422). */
                         tags?: {
                             /** @description Tag name, 1–128 characters. */
                             key: string;
@@ -551,7 +551,7 @@ export interface paths {
          *     - `key`: 1–128 characters; the same key twice in one request is a 422.
          *     - `type` `string`: a string of at most 4,096 characters; `integer`: a JSON integer within ±(2^53−1);
          *       `boolean`: true or false. Any other type (such as float) is a 422.
-         *     - `tags` must not be empty.
+         *     - `tags` must not be empty, and holds at most 100 tags (more: 422).
          *
          *     No such call: 404. Several active users with agent_email: 409, and nothing is recorded.
          */
@@ -575,7 +575,7 @@ export interface paths {
                          * @example agent@example.com
                          */
                         agent_email: string;
-                        /** @description Typed tags, one value per key: a later request replaces the value and type of a key. The same key twice in one request is a 422. */
+                        /** @description Typed tags, one value per key: a later request replaces the value and type of a key. The same key twice in one request is a 422; at most 100 tags per request (more: 422). */
                         tags: {
                             /** @description Tag name, 1–128 characters. */
                             key: string;
