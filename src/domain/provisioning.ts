@@ -1,5 +1,4 @@
 /** Operator actions: companies, users, products, grants and keys. The CLI and seed files use these. */
-import { and, eq } from 'drizzle-orm';
 import type { Db } from '../adapters/db/database.ts';
 import {
   findApiKeyByHash,
@@ -9,8 +8,7 @@ import {
 } from '../adapters/db/repositories/api-keys.ts';
 import { findCompanyById, insertCompany } from '../adapters/db/repositories/companies.ts';
 import { grantProduct, insertProduct, setProductStatus } from '../adapters/db/repositories/products.ts';
-import { findUser, insertUser } from '../adapters/db/repositories/users.ts';
-import { users } from '../adapters/db/schema.ts';
+import { findUser, findUserBySeedRef, insertUser, updateUser } from '../adapters/db/repositories/users.ts';
 import {
   apiKeyPrefix,
   generateApiKey,
@@ -140,16 +138,7 @@ export async function activeKeysWithScopes(db: Db, companyId: string, userId: st
   );
 }
 
-/** The user of a company that a seed file named with `ref`. */
-export async function findUserBySeedRef(db: Db, companyId: string, ref: string) {
-  const [row] = await db
-    .select()
-    .from(users)
-    .where(and(eq(users.companyId, companyId), eq(users.seedRef, ref)));
-  return row;
-}
-
-/** Records the seed `ref` of a user, or changes its role and active flag to what a seed file says. */
+/** Records the seed `ref` of a user, or changes its email, role and active flag to what a seed file says. */
 export async function upsertSeedUser(
   db: Db,
   companyId: string,
@@ -157,20 +146,9 @@ export async function upsertSeedUser(
   values: { email: string; role: 'admin' | 'agent'; active: boolean },
 ) {
   const existing = await findUserBySeedRef(db, companyId, ref);
-  if (!existing) {
-    const [row] = await db
-      .insert(users)
-      .values({ companyId, seedRef: ref, ...values })
-      .returning();
-    return { user: row as typeof users.$inferSelect, changed: true };
-  }
+  if (!existing) return { user: await insertUser(db, companyId, { ...values, seedRef: ref }), changed: true };
   if (existing.email === values.email && existing.role === values.role && existing.active === values.active) {
     return { user: existing, changed: false };
   }
-  const [row] = await db
-    .update(users)
-    .set(values)
-    .where(and(eq(users.companyId, companyId), eq(users.id, existing.id)))
-    .returning();
-  return { user: row ?? existing, changed: true };
+  return { user: (await updateUser(db, companyId, existing.id, values)) ?? existing, changed: true };
 }

@@ -10,11 +10,17 @@ export type User = typeof users.$inferSelect;
 export async function insertUser(
   db: Db,
   companyId: string,
-  values: { email: string; role: 'admin' | 'agent'; active?: boolean },
+  values: { email: string; role: 'admin' | 'agent'; active?: boolean; seedRef?: string },
 ): Promise<User> {
   const [row] = await db
     .insert(users)
-    .values({ companyId, email: values.email, role: values.role, active: values.active ?? true })
+    .values({
+      companyId,
+      email: values.email,
+      role: values.role,
+      active: values.active ?? true,
+      seedRef: values.seedRef ?? null,
+    })
     .returning();
   return row as User;
 }
@@ -53,12 +59,21 @@ export async function updateUser(
   db: Db,
   companyId: string,
   userId: string,
-  values: { active?: boolean; role?: 'admin' | 'agent' },
+  values: { active?: boolean; role?: 'admin' | 'agent'; email?: string },
 ): Promise<User | undefined> {
   const [row] = await db
     .update(users)
     .set(values)
     .where(and(eq(users.companyId, companyId), eq(users.id, userId)))
     .returning();
+  return row;
+}
+
+/** The user of a company that a seed file named with `ref`. */
+export async function findUserBySeedRef(db: Db, companyId: string, ref: string): Promise<User | undefined> {
+  const [row] = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.companyId, companyId), eq(users.seedRef, ref)));
   return row;
 }
