@@ -1,0 +1,49 @@
+/** Answers every route shares (decisions 7–8, issue 2): request ids, JSON errors, the body limit. */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type Harness, startHarness } from './helpers/harness.ts';
+
+describe('HTTP basics', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness('pglite', { BODY_LIMIT: '2048' });
+  });
+  after(() => h.close());
+
+  it('puts an X-Request-Id on every answer, errors included, and logs it', async () => {
+    const c = await h.company();
+    const answers = [
+      await h.request({ method: 'GET', url: '/healthz' }),
+      await h.request({ method: 'GET', url: '/api/v1/product/list', key: c.key }),
+      await h.request({ method: 'GET', url: '/api/v1/product/list' }),
+      await h.request({ method: 'GET', url: '/no/such/route' }),
+    ];
+    const ids = answers.map((a) => String(a.headers['x-request-id']));
+    for (const id of ids) assert.match(id, /^[0-9a-f-]{36}$/);
+    assert.equal(new Set(ids).size, ids.length, 'each request has its own id');
+    assert.ok(h.logs().includes(`"reqId":"${ids[1]}"`));
+  });
+
+  it('answers an unknown route with a JSON 404', async () => {
+    const res = await h.request({ method: 'POST', url: '/api/v1/nothing' });
+    assert.equal(res.statusCode, 404);
+    assert.equal(typeof res.json().error, 'string');
+  });
+
+  it('answers a body over BODY_LIMIT with a JSON 413', async () => {
+    const c = await h.company();
+    const res = await h.request({
+      method: 'POST',
+      url: '/api/v1/call/create',
+      key: c.key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        agent_email: c.admin.email,
+        product_id: c.productId,
+        padding: 'x'.repeat(4096),
+      }),
+    });
+    assert.equal(res.statusCode, 413);
+    assert.match(res.json().error, /too large/);
+  });
+});
