@@ -11,6 +11,12 @@ export function required(name: string): string {
   return value;
 }
 
+/** Prints how to run the example (without a stack trace) and exits 2, when an argument is missing. */
+export function usage(line: string): never {
+  process.stderr.write(`usage: ${line}\n`);
+  process.exit(2);
+}
+
 /** A client for CQS_URL with CQS_API_KEY. */
 export function clientFromEnv(): CqsClient {
   return new CqsClient({ baseUrl: required('CQS_URL'), apiKey: required('CQS_API_KEY') });

@@ -86,3 +86,16 @@ export async function readFinalHandoff(
     throw new Error(`call handoff ${handoffId}: ${res.status} ${body.error ?? ''}`.trim());
   }
 }
+
+// Run directly: `CQS_URL=… CQS_API_KEY=… node examples/handoff-poller.ts HANDOFF_ID` prints the final record.
+if (process.argv[1] && import.meta.url === new URL(process.argv[1], 'file://').href) {
+  const handoffId = process.argv[2];
+  const { CQS_URL, CQS_API_KEY } = process.env;
+  if (!handoffId || !CQS_URL || !CQS_API_KEY) {
+    process.stderr.write('usage: CQS_URL=… CQS_API_KEY=… node examples/handoff-poller.ts HANDOFF_ID\n');
+    process.exit(2);
+  }
+  process.stderr.write(`waiting for call-handoff record ${handoffId} to be final…\n`);
+  const record = await readFinalHandoff(CQS_URL, CQS_API_KEY, handoffId);
+  console.log(JSON.stringify(record));
+}

@@ -3,10 +3,10 @@
  *   CQS_URL=… CQS_API_KEY=… CQS_AGENT=agent@example.com node examples/tag-call.ts CONVERSATION_ID
  */
 import { CqsError } from '../packages/client/src/index.ts'; // in your project: from '@cqs/client'
-import { clientFromEnv, required } from './env.ts';
+import { clientFromEnv, required, usage } from './env.ts';
 
 const conversationId = process.argv[2];
-if (!conversationId) throw new Error('usage: node examples/tag-call.ts CONVERSATION_ID');
+if (!conversationId) usage('CQS_URL=… CQS_API_KEY=… node examples/tag-call.ts CONVERSATION_ID');
 try {
   const result = await clientFromEnv().addTags({
     conversation_id: conversationId,

@@ -3,10 +3,10 @@
  *   CQS_URL=… CQS_API_KEY=… CQS_AGENT=agent@example.com CQS_PRODUCT=1 node examples/upload-recording.ts call.wav
  */
 import { CqsNodeClient, fileSource } from '../packages/client/src/node.ts'; // in your project: '@cqs/client/node'
-import { required } from './env.ts';
+import { required, usage } from './env.ts';
 
 const path = process.argv[2];
-if (!path) throw new Error('usage: node examples/upload-recording.ts FILE');
+if (!path) usage('CQS_URL=… CQS_API_KEY=… node examples/upload-recording.ts FILE');
 // CqsNodeClient PUTs through node:http with backpressure (Node's fetch buffers a streamed body).
 const client = new CqsNodeClient({ baseUrl: required('CQS_URL'), apiKey: required('CQS_API_KEY') });
 const source = await fileSource(path);

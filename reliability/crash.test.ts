@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { callHandoffs, conversations, conversationTags } from '../src/adapters/db/schema.ts';
 import { loadConfig } from '../src/config/config.ts';
-import { hashApiKey } from '../src/domain/api-keys.ts';
+import { hashApiKey } from '../src/domain/access/api-keys.ts';
 import { closeServices, openServices } from '../src/server.ts';
 import { createPostgresDatabase } from '../test/helpers/harness.ts';
 import { call, figure, rand, type SeededKeys, SHORT, seedCompany, serve, tempDir } from './lib.ts';

@@ -16,7 +16,26 @@ interface Operation {
   method: string;
   path: string;
   body: JsonSchema | undefined;
+  /** The operation's query parameters and their schemas. */
+  query: { name: string; schema: JsonSchema }[];
 }
+
+/** Query values no schema would make: empty, NUL, hex, huge, separators, encodings. */
+const ODD_QUERY_VALUES = [
+  '',
+  '%00',
+  '0x10',
+  ' 5',
+  '-1',
+  '1e999',
+  'NaN',
+  '[]',
+  ':',
+  '::',
+  '%F0%9F%98%80',
+  '%',
+  'a'.repeat(5000),
+];
 
 function operations(doc: JsonSchema): Operation[] {
   const out: Operation[] = [];
@@ -27,10 +46,14 @@ function operations(doc: JsonSchema): Operation[] {
       const content = (op.requestBody as JsonSchema | undefined)?.content as
         | Record<string, JsonSchema>
         | undefined;
+      const parameters = (op.parameters as JsonSchema[] | undefined) ?? [];
       out.push({
         method: method.toUpperCase(),
         path,
         body: content?.['application/json']?.schema as JsonSchema,
+        query: parameters
+          .filter((p) => p.in === 'query' && p.name !== 'api_key')
+          .map((p) => ({ name: p.name as string, schema: (p.schema ?? {}) as JsonSchema })),
       });
     }
   }
@@ -92,7 +115,12 @@ describe('fuzzing every /api/v1 endpoint', () => {
       product_id: [c.productId, other.productId],
       conversation_id: ['fz-1', 'fz-2'],
     };
+    const readKey = (await c.addKey(c.admin.id, ['calls:read', 'calls:delete'])).key;
+    const callId = (
+      await h.request({ method: 'GET', url: '/api/v1/calls?conversation_id=fz-1', key: readKey })
+    ).json().calls[0]?.id as string;
     const params: Record<string, unknown[]> = {
+      id: [callId, '00000000-0000-4000-8000-000000000000', 'x', '%F0%9F%98%80', 'a'.repeat(5000)],
       handoff_id: [handoff, '00000000-0000-0000-0000-000000000000', 'x', '%F0%9F%98%80', 'a'.repeat(5000)],
       conversation_id: ['fz-1', '%00', '..', 'a'.repeat(3000)],
       upload_id: [1, 0, -1, '9'.repeat(40), 'x', '1e3'],
@@ -122,7 +150,7 @@ describe('fuzzing every /api/v1 endpoint', () => {
         }
       }
     };
-    const keys = [c.key, c.writerKey, c.agentKey, undefined, 'cqs_bogus'];
+    const keys = [c.key, c.writerKey, c.agentKey, readKey, undefined, 'cqs_bogus'];
     const perOp = Math.ceil((TOTAL * 0.9) / ops.length);
     for (const op of ops) {
       const bodyArb = op.body ? arbitraryOf(op.body, doc, hints) : fc.constant(undefined);
@@ -163,6 +191,39 @@ describe('fuzzing every /api/v1 endpoint', () => {
         headers: type ? { 'content-type': type } : {},
       });
       check(`${op.method} ${url} raw#${i % RAW_BODIES.length} ${type}`, res);
+    }
+    // Query strings: values made from each parameter's schema or odd ones, repeated, and unknown names.
+    for (const op of ops.filter((o) => o.query.length > 0)) {
+      const valueArbs = op.query.map((q) =>
+        fc.oneof(
+          arbitraryOf(q.schema, doc, hints).map((v) => (Array.isArray(v) ? v : [v])),
+          fc.constantFrom(...ODD_QUERY_VALUES).map((v) => [v]),
+        ),
+      );
+      const runs = fc.sample(
+        fc.record({
+          picks: fc.array(fc.nat(op.query.length - 1), { maxLength: 5 }),
+          values: fc.tuple(...valueArbs),
+          unknown: fc.boolean(),
+          key: fc.constantFrom(...keys),
+        }),
+        { numRuns: SHORT ? 100 : 500 },
+      );
+      for (const r of runs) {
+        const parts: string[] = [];
+        for (const i of r.picks) {
+          const q = op.query[i] as Operation['query'][number];
+          for (const v of r.values[i] as unknown[]) {
+            const text = typeof v === 'string' ? v : JSON.stringify(v);
+            parts.push(`${q.name}=${/^%/.test(text) ? text : encodeURIComponent(text)}`);
+          }
+        }
+        if (r.unknown) parts.push('colour=red');
+        const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => String((params[name] ?? ['x'])[0]));
+        const url = `${path}?${parts.join('&')}`;
+        const res = await h.request({ method: op.method, url, key: r.key });
+        check(`${op.method} ${url.slice(0, 300)}`, res);
+      }
     }
     figure('fuzz_requests_sent', sent);
     figure('fuzz_5xx_answers', fiveXX);

@@ -1,13 +1,10 @@
 /** Helpers of the reliability suite: figures, short mode, and the service as a real child process. */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateApiKey } from '../src/domain/api-keys.ts';
-
-/** The CLI entry point. */
-export const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
+import { generateApiKey } from '../src/domain/access/api-keys.ts';
+import { freePort, runCli, serveCli } from '../test/helpers/process.ts';
 
 /** True in the short mode (RELIABILITY_SHORT=1): fewer cycles and requests. */
 export const SHORT = process.env.RELIABILITY_SHORT === '1';
@@ -17,37 +14,9 @@ export function figure(name: string, value: number | string): void {
   process.stdout.write(`FIGURE ${name}=${value}\n`);
 }
 
-/** A free loopback port. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /** A temporary directory. */
 export function tempDir(prefix: string): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
-}
-
-/** Runs the CLI to completion. */
-export function runCli(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env } });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      out += d;
-    });
-    child.on('close', (code) => resolve({ code, out }));
-  });
 }
 
 /** The keys a seeded company was given. */
@@ -85,7 +54,7 @@ export async function seedCompany(
     }),
   );
   const r = await runCli(['seed', file], env);
-  if (r.code !== 0) throw new Error(`seed failed: ${r.out}`);
+  if (r.code !== 0) throw new Error(`seed failed: ${r.out}${r.err}`);
   return keys;
 }
 
@@ -101,39 +70,9 @@ export interface Served {
 /** Starts `cqs serve` on a free port and waits until it listens (at most 60 s). */
 export async function serve(env: Record<string, string>): Promise<Served> {
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN, 'serve'], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), CQS_BOOTSTRAP: 'false', ...env },
-  });
-  let output = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`serve did not start: ${output}`));
-    }, 60_000);
-    const onData = (d: Buffer) => {
-      output += d;
-      if (output.includes('Server listening')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}: ${output}`));
-    });
-  });
-  return {
-    child,
-    port,
-    output: () => output,
-    async kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-  };
+  const served = serveCli({ HOST: '127.0.0.1', PORT: String(port), CQS_BOOTSTRAP: 'false', ...env });
+  await served.ready;
+  return { child: served.child, port, output: served.output, kill: () => served.stop('SIGKILL') };
 }
 
 /** A JSON request to a served process; network errors answer status 0. */

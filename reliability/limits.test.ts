@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { describe, it } from 'node:test';
-import { hashApiKey } from '../src/domain/api-keys.ts';
+import { hashApiKey } from '../src/domain/access/api-keys.ts';
 import { figure, seedCompany, serve, tempDir } from './lib.ts';
 
 describe('JSON body size limit', () => {

@@ -52,6 +52,13 @@ for (const backend of BACKENDS) {
         const convTags = ups[0] ? await tagsOf(h, b, ups[0].conversationUuid) : {};
         return JSON.stringify({ fp, ups: ups.map((u) => [u.id, u.status]), handoff, convTags });
       };
+      // Keys of the read side: B's to find its call id, A's admin (every scope) to try it.
+      const readScopes = ['calls:read', 'calls:delete'];
+      const bRead = (await b.addKey(b.admin.id, readScopes)).key;
+      const aRead = (await a.addKey(a.admin.id, readScopes)).key;
+      const bCallId = (await req('GET', '/api/v1/calls?conversation_id=b-1', bRead)).json().calls[0]
+        ?.id as string;
+      assert.ok(bCallId, "B's call is listed for B");
       const before = await snapshot();
       const bEmail = b.agent.email;
       const cases: [string, string, string, unknown][] = [
@@ -107,6 +114,8 @@ for (const backend of BACKENDS) {
         ['PATCH', `/api/v1/call-handoff/${bHandoff}`, a.writerKey, { metadata: { s: 2 } }],
         ['POST', `/api/v1/call-handoff/${bHandoff}/finalize`, a.writerKey, { metadata: { s: 3 } }],
         ['GET', `/api/v1/upload/${bUpload.upload_id}`, a.key, undefined],
+        ['GET', `/api/v1/calls/${bCallId}`, aRead, undefined],
+        ['DELETE', `/api/v1/calls/${bCallId}`, aRead, undefined],
       ];
       let leaks = 0;
       const wrong: string[] = [];
@@ -132,6 +141,21 @@ for (const backend of BACKENDS) {
         if (res.statusCode !== 403 && res.statusCode !== 404) {
           wrong.push(`PUT forged ${forged} → ${res.statusCode}`);
           if (res.statusCode < 300) leaks++;
+        }
+      }
+      // The list answers 200 but never shows another company's call, whatever the filter.
+      for (const query of [
+        '',
+        '?conversation_id=b-1',
+        `?agent_email=${encodeURIComponent(bEmail)}`,
+        `?product_id=${b.productId}`,
+        '?tag=secret',
+      ]) {
+        const res = await req('GET', `/api/v1/calls${query}`, aRead);
+        const shown = res.statusCode === 200 ? (res.json().calls as { id: string }[]) : [];
+        if (shown.some((c) => c.id === bCallId) || (query !== '' && shown.length > 0)) {
+          wrong.push(`GET /api/v1/calls${query} → shows B's call`);
+          leaks++;
         }
       }
       const changed = (await snapshot()) !== before;

@@ -2,29 +2,48 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { EmbeddedStorage } from './adapters/storage/embedded.ts';
 import { installAuth } from './http/auth.ts';
+import { enforceBodyRate } from './http/body-rate.ts';
 import { answerClientError, installErrorHandler } from './http/error-handler.ts';
+import { installJsonBodyParser } from './http/json-body.ts';
 import { loggerOptions } from './http/logging.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
-import { callHandoffRoutes } from './http/routes/call-handoffs.ts';
-import { callStateRoutes } from './http/routes/call-state.ts';
-import { callRoutes } from './http/routes/calls.ts';
+import { accessOf, installRouteAccess, type RouteAccess } from './http/route-access.ts';
+import { productRoutes } from './http/routes/access/products.ts';
+import { callRoutes } from './http/routes/calls/create-and-tags.ts';
+import { liveRoutes } from './http/routes/calls/live.ts';
+import { callReadRoutes } from './http/routes/calls/read.ts';
+import { callRecordingRoutes } from './http/routes/calls/recording.ts';
+import { callStateRoutes } from './http/routes/calls/start-stop.ts';
+import { eventRoutes } from './http/routes/events/events.ts';
+import { callHandoffRoutes } from './http/routes/handoffs/handoffs.ts';
 import { healthRoutes } from './http/routes/health.ts';
-import { liveRoutes } from './http/routes/live.ts';
-import { productRoutes } from './http/routes/products.ts';
-import { answerUploadClientError, holdContinueForUploads, storageRoutes } from './http/routes/storage.ts';
-import { uploadRoutes } from './http/routes/uploads.ts';
+import { homeRoutes } from './http/routes/home.ts';
+import {
+  answerUploadClientError,
+  holdContinueForUploads,
+  storageRoutes,
+} from './http/routes/uploads/storage.ts';
+import { uploadRoutes } from './http/routes/uploads/uploads.ts';
+import { webhookRoutes } from './http/routes/webhooks/webhooks.ts';
 import { installTextGuard } from './http/text-guard.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Services } from './services.ts';
 
+/** A route as the app registered it, with its access decision. */
+export interface RegisteredRoute {
+  method: string | string[];
+  url: string;
+  hidden: boolean;
+  access: RouteAccess | undefined;
+}
+
 /** Options of the app that are not configuration: where logs go. */
 export interface AppOptions {
   logStream?: NodeJS.WritableStream;
-  /** Called for every route as it is added (the docs test checks each one is documented). */
-  onRoute?: (route: { method: string | string[]; url: string; hidden: boolean }) => void;
+  /** Called for every route as it is added (tests check each one is documented and declares its access). */
+  onRoute?: (route: RegisteredRoute) => void;
 }
 
 /** Builds the app; `ready()` has been awaited when it returns. */
@@ -35,33 +54,45 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     bodyLimit: services.config.bodyLimit,
     // Slow clients must not hold sockets for ever: headers and a whole request (an upload included) have
     // time limits, checked every second rather than Node's default 30 s.
-    serverFactory: (handler) =>
-      createServer(
+    serverFactory: (handler) => {
+      const server = createServer(
         {
           headersTimeout: services.config.timeouts.headersMs,
           requestTimeout: services.config.timeouts.requestMs,
           connectionsCheckingInterval: 1000,
         },
         handler,
-      ),
+      );
+      // A body that trickles in is dropped long before REQUEST_TIMEOUT.
+      enforceBodyRate(server, services.config.minBodyRate);
+      return server;
+    },
     // An idle socket is closed after 65 s: longer than the 30 s long poll.
     connectionTimeout: 65_000,
-    // Behind a load balancer the client's address is in X-Forwarded-For.
-    trustProxy: true,
+    // X-Forwarded-For names the client only when it comes from a proxy of TRUST_PROXY: anyone can send it.
+    trustProxy: services.config.trustProxy,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
     clientErrorHandler: (error, socket) => {
       if (!answerUploadClientError(error, socket)) answerClientError(error, socket);
     },
   });
   app.setValidatorCompiler(validatorCompiler);
+  // First, so that no route escapes the check: closed by default.
+  installRouteAccess(app);
   if (options.onRoute) {
     const observe = options.onRoute;
     app.addHook('onRoute', (route) => {
-      observe({ method: route.method, url: route.url, hidden: Boolean(route.schema?.hide) });
+      observe({
+        method: route.method,
+        url: route.url,
+        hidden: Boolean(route.schema?.hide),
+        access: accessOf(route.config),
+      });
     });
   }
   // JSON endpoints take JSON only: anything else is a 415 (decision 8).
   app.removeContentTypeParser('text/plain');
+  installJsonBodyParser(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -71,18 +102,23 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   installAuth(app, services);
   await registerRateLimit(app, services);
 
+  await app.register(homeRoutes);
   await app.register(healthRoutes, { services });
   await app.register(productRoutes, { services });
   await app.register(callRoutes, { services });
   await app.register(callStateRoutes, { services });
   await app.register(liveRoutes, { services });
+  await app.register(callReadRoutes, { services });
+  await app.register(callRecordingRoutes, { services });
   await app.register(callHandoffRoutes, { services });
   await app.register(uploadRoutes, { services });
-  const storage = services.storage;
-  // The embedded storage serves its own upload URLs; with S3, clients upload to S3.
-  if (storage.kind === 'embedded') {
-    await app.register(storageRoutes, { services, storage: storage as EmbeddedStorage });
-    holdContinueForUploads(app.server);
+  await app.register(eventRoutes, { services });
+  await app.register(webhookRoutes, { services });
+  // The embedded storage receives uploads at its own URLs; with S3, clients upload to S3.
+  const receiver = services.storage.receiver;
+  if (receiver) {
+    await app.register(storageRoutes, { services, receiver });
+    holdContinueForUploads(app.server, receiver.pathPrefix);
   }
 
   await app.ready();

@@ -8,7 +8,7 @@ import { createJobQueue } from './adapters/queue/queue.ts';
 import { createStorage } from './adapters/storage/factory.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config/config.ts';
-import { type BootstrapResult, bootstrapIfEmpty } from './domain/bootstrap.ts';
+import { type BootstrapResult, bootstrapIfEmpty } from './domain/access/bootstrap.ts';
 import type { Services } from './services.ts';
 import { startHandoffSweeper } from './worker/handoff-sweeper.ts';
 import { startServiceWorker } from './worker/start.ts';
@@ -23,7 +23,11 @@ export interface RunningService {
 
 /** Opens and migrates the database and makes the services. */
 export async function openServices(config: Config): Promise<Services> {
-  const database: Database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database: Database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    timeouts: config.databaseTimeouts,
+  });
   try {
     await database.migrate();
   } catch (error) {
@@ -86,7 +90,7 @@ export async function startService(
   const services = await openServices(config);
   try {
     if (config.bootstrap) {
-      const result = await bootstrapIfEmpty(services.database.db, services.database.kind);
+      const result = await bootstrapIfEmpty(services.database.db);
       if (result) print(bootstrapBanner(result, config.publicUrl));
     }
     const app = await buildApp(services);

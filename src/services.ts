@@ -6,7 +6,7 @@ import type { ChangeNotifier } from './adapters/notify/notifier.ts';
 import type { JobQueue } from './adapters/queue/queue.ts';
 import type { Storage } from './adapters/storage/storage.ts';
 import type { Config } from './config/config.ts';
-import type { Handoff } from './domain/call-handoffs.ts';
+import type { Handoff } from './domain/handoffs/records.ts';
 
 /** The service's dependencies, made once at start and passed in. */
 export interface Services {

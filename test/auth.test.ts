@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { updateUser } from '../src/adapters/db/repositories/users.ts';
-import { generateApiKey, isWellFormedApiKey } from '../src/domain/api-keys.ts';
-import { revokeKey } from '../src/domain/provisioning.ts';
+import { generateApiKey, isWellFormedApiKey } from '../src/domain/access/api-keys.ts';
+import { revokeKey } from '../src/domain/access/provisioning.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
 
 const LIST = '/api/v1/product/list';
@@ -101,7 +101,7 @@ for (const backend of BACKENDS) {
       await h.request({ method: 'GET', url: LIST, key: c.key });
       await h.request({ method: 'GET', url: `${LIST}?api_key=${c.key}`, key: c.key });
       const logs = h.logs();
-      assert.ok(logs.includes('api_key=[redacted]'), 'the request was logged, without its key');
+      assert.ok(logs.includes(`${LIST}?api_key"`), 'the request was logged, with the parameter name only');
       assert.ok(!logs.includes(c.key));
       assert.ok(!/cqs_[0-9A-Za-z]{36}/.test(logs));
     });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { quantile } from '../bench/lib/load.ts';
-import { growthEntry, ratioEntry, unmeasuredEntry, writeReport } from '../bench/lib/report.ts';
+import { growthEntry, latencyEntry, ratioEntry, unmeasuredEntry, writeReport } from '../bench/lib/report.ts';
 import { readSettings } from '../bench/lib/settings.ts';
 import { SCENARIOS } from '../bench/scenarios/index.ts';
 
@@ -97,9 +97,34 @@ describe('bench report', () => {
 
   it('lists every scenario of the issue once, each with its planned rows', () => {
     const ids = SCENARIOS.map((s) => s.id);
-    assert.deepEqual(ids, ['products', 'create-pg', 'create-embedded', 'handoff', 'upload', 'growth']);
+    assert.deepEqual(ids, [
+      'products',
+      'create-pg',
+      'create-embedded',
+      'handoff',
+      'upload',
+      'growth',
+      'analysis',
+      'calls-list',
+      'call-detail',
+      'recording',
+    ]);
     const settings = readSettings();
     for (const scenario of SCENARIOS) assert.ok(scenario.entries(settings).length > 0, scenario.id);
+  });
+
+  it('judges an absolute latency target on the figure it names', () => {
+    assert.equal(
+      latencyEntry({ name: 'fast', service: side(100, 8, 30), which: 'p50_ms', maxMs: 10 }).met,
+      true,
+    );
+    assert.equal(
+      latencyEntry({ name: 'slow', service: side(100, 12, 30), which: 'p50_ms', maxMs: 10 }).met,
+      false,
+    );
+    const failed = latencyEntry({ name: 'e', service: side(100, 1, 2, 1), which: 'p50_ms', maxMs: 10 });
+    assert.equal(failed.met, false);
+    assert.equal(failed.target, 'p50 ≤ 10 ms');
   });
 
   it('takes nearest-rank quantiles', () => {

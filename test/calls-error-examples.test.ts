@@ -159,10 +159,6 @@ const CASES: Record<string, Record<string, Record<string, Case>>> = {
         url: '/api/v1/call/start',
         body: { conversation_id: ID, agent_email: A, company_id: c.id },
       }),
-      product_needed: async ({ c }) => {
-        await c.addProduct();
-        return { url: '/api/v1/call/start', body: { conversation_id: ID, agent_email: A } };
-      },
       archived_product: ({ archived }) => ({
         url: '/api/v1/call/start',
         body: { conversation_id: ID, agent_email: A, product_id: archived },

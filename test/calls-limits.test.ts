@@ -1,8 +1,8 @@
 /** The count limits of call/create and call/add_tags: transcript segments and tags per request. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MAX_TRANSCRIPT_SEGMENTS } from '../src/http/schemas/call-create.ts';
-import { MAX_TAGS_PER_REQUEST } from '../src/http/schemas/calls.ts';
+import { MAX_TRANSCRIPT_SEGMENTS } from '../src/http/schemas/calls/create.ts';
+import { MAX_TAGS_PER_REQUEST } from '../src/http/schemas/calls/shared.ts';
 import { footprint, NOTHING, post } from './helpers/calls.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
 

@@ -1,6 +1,5 @@
 /** The integrator commands of `cqs` as a script runs them: a real child process against a listening server. */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,35 +8,8 @@ import type { TestCompany } from './helpers/fixtures.ts';
 import { createRecord, finalizeRecord } from './helpers/handoffs.ts';
 import { BACKENDS, type Harness } from './helpers/harness.ts';
 import { startListening } from './helpers/listening.ts';
+import { startCli as cqs } from './helpers/process.ts';
 import { writeStereoWav } from './helpers/wav.ts';
-
-const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
-
-interface Run {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
-function cqs(args: string[], env: Record<string, string>): { done: Promise<Run>; exited: () => boolean } {
-  const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env } });
-  let out = '';
-  let err = '';
-  let exited = false;
-  child.stdout.on('data', (d) => {
-    out += d;
-  });
-  child.stderr.on('data', (d) => {
-    err += d;
-  });
-  const done = new Promise<Run>((resolve) =>
-    child.on('close', (code) => {
-      exited = true;
-      resolve({ code, out, err });
-    }),
-  );
-  return { done, exited: () => exited };
-}
 
 for (const backend of BACKENDS) {
   describe(`cqs integrator commands (${backend})`, () => {

@@ -1,59 +1,10 @@
 /** The `cqs` command as a user runs it: a real process, real output, real exit codes. */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-
-const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
-
-function run(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env } });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      err += d;
-    });
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function serve(env: Record<string, string>): {
-  child: ChildProcess;
-  output: () => string;
-  ready: Promise<void>;
-} {
-  const child = spawn(process.execPath, [MAIN, 'serve'], { env: { ...process.env, ...env } });
-  let output = '';
-  const ready = new Promise<void>((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      output += d;
-      if (output.includes('Server listening')) resolve();
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${output}`)));
-  });
-  return { child, output: () => output, ready };
-}
+import { freePort, runCli, serveCli } from './helpers/process.ts';
 
 describe('cqs command line', () => {
   const dirs: string[] = [];
@@ -67,7 +18,7 @@ describe('cqs command line', () => {
   });
 
   it('lists its commands in --help', async () => {
-    const { code, out } = await run(['--help'], {});
+    const { code, out } = await runCli(['--help'], {});
     assert.equal(code, 0);
     for (const command of ['serve', 'migrate', 'company', 'user', 'product', 'grant', 'key', 'seed']) {
       assert.match(out, new RegExp(`\\b${command}\\b`), command);
@@ -75,7 +26,7 @@ describe('cqs command line', () => {
   });
 
   it('stops with a message naming each bad variable', async () => {
-    const { code, err } = await run(['migrate'], {
+    const { code, err } = await runCli(['migrate'], {
       PORT: 'eighty',
       LOG_LEVEL: 'loud',
       DATA_DIR: await tempDir(),
@@ -89,7 +40,7 @@ describe('cqs command line', () => {
     const dataDir = await tempDir();
     const port = await freePort();
     const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' };
-    const first = serve(env);
+    const first = serveCli(env);
     try {
       await first.ready;
       const key = /API key:\s+(cqs_\w+)/.exec(first.output())?.[1];
@@ -114,82 +65,97 @@ describe('cqs command line', () => {
         'the key is printed in the banner, never in a log line',
       );
 
-      const second = await run(['serve'], { ...env, PORT: String(await freePort()) });
+      const second = await runCli(['serve'], { ...env, PORT: String(await freePort()) });
       assert.equal(second.code, 3);
       assert.match(second.err, /in use by process \d+/);
     } finally {
-      first.child.kill('SIGTERM');
-      await new Promise((r) => first.child.once('exit', r));
+      await first.stop();
     }
     // Restarted on the same directory: no second demo company, no new key.
-    const again = serve({ ...env, PORT: String(await freePort()) });
+    const again = serveCli({ ...env, PORT: String(await freePort()) });
     try {
       await again.ready;
       assert.ok(!again.output().includes('API key:'));
     } finally {
-      again.child.kill('SIGKILL');
-      await new Promise((r) => again.child.once('exit', r));
+      await again.stop('SIGKILL');
     }
     // After a SIGKILL the lock is taken over at once.
-    const list = await run(['company', 'list'], { DATA_DIR: dataDir });
+    const list = await runCli(['company', 'list'], { DATA_DIR: dataDir });
     assert.equal(list.code, 0, list.err);
     assert.equal(list.out.trim().split('\n').length, 1);
   });
 
-  it('does not bootstrap with --no-bootstrap', async () => {
+  it('does not bootstrap with --no-bootstrap, and listens on 127.0.0.1 unless HOST says otherwise', async () => {
     const dir2 = await tempDir();
     const port = await freePort();
-    const child = spawn(process.execPath, [MAIN, 'serve', '--no-bootstrap'], {
-      env: { ...process.env, DATA_DIR: dir2, PORT: String(port), HOST: '127.0.0.1' },
-    });
-    let out = '';
-    await new Promise<void>((resolve) => {
-      child.stdout.on('data', (d) => {
-        out += d;
-        if (out.includes('Server listening')) resolve();
-      });
-    });
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    // HOST empty is HOST unset: the default applies.
+    const served = serveCli({ DATA_DIR: dir2, PORT: String(port), HOST: '' }, ['--no-bootstrap']);
+    await served.ready;
+    await served.stop();
+    const out = served.output();
     assert.ok(!out.includes('API key:'));
-    const list = await run(['company', 'list'], { DATA_DIR: dir2 });
+    assert.ok(out.includes(`Server listening at http://127.0.0.1:${port}`), out);
+    const list = await runCli(['company', 'list'], { DATA_DIR: dir2 });
     assert.equal(list.out.trim(), '');
+  });
+
+  it('checks ids before any query: a clear message, exit 2, never SQL', async () => {
+    const env = { DATA_DIR: await tempDir() };
+    const company = JSON.parse((await runCli(['company', 'create', 'Acme'], env)).out).id as string;
+    const cases: [string[], RegExp][] = [
+      [['user', 'list', '--company', '1'], /--company: "1" is not a company id; company ids are UUIDs/],
+      [['key', 'list', '--company', 'acme'], /cqs company list/],
+      [['user', 'deactivate', '42', '--company', company], /USER_ID: "42" is not a user id/],
+      [['key', 'revoke', 'k1', '--company', company], /KEY_ID: "k1" is not a key id/],
+      [['key', 'create', '--company', company, '--user', 'ann'], /--user: "ann" is not a user id/],
+      [['product', 'archive', 'x', '--company', company], /"x" is not a product id/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli(args, env);
+      assert.equal(result.code, 2, `${args.join(' ')}: ${result.err}`);
+      assert.match(result.err, message);
+      assert.doesNotMatch(result.err, /select|update|insert|Failed query/i);
+    }
   });
 
   it('provisions with operator commands and seeds idempotently', async () => {
     const dataDir = await tempDir();
     const env = { DATA_DIR: dataDir };
-    const company = JSON.parse((await run(['company', 'create', 'Acme'], env)).out);
+    const company = JSON.parse((await runCli(['company', 'create', 'Acme'], env)).out);
     const user = JSON.parse(
       (
-        await run(
+        await runCli(
           ['user', 'create', '--company', company.id, '--email', 'Ann@acme.test', '--role', 'agent'],
           env,
         )
       ).out,
     );
     const product = JSON.parse(
-      (await run(['product', 'create', '--company', company.id, '--name', 'QA'], env)).out,
+      (await runCli(['product', 'create', '--company', company.id, '--name', 'QA'], env)).out,
     );
     assert.equal(
-      (await run(['grant', '--company', company.id, '--product', String(product.id), '--user', user.id], env))
-        .code,
+      (
+        await runCli(
+          ['grant', '--company', company.id, '--product', String(product.id), '--user', user.id],
+          env,
+        )
+      ).code,
       0,
     );
     const key = JSON.parse(
-      (await run(['key', 'create', '--company', company.id, '--user', user.id, '--scopes', 'calls'], env))
+      (await runCli(['key', 'create', '--company', company.id, '--user', user.id, '--scopes', 'calls'], env))
         .out,
     );
     assert.match(key.key, /^cqs_[0-9A-Za-z]{36}$/);
-    const keys = (await run(['key', 'list', '--company', company.id], env)).out;
+    const keys = (await runCli(['key', 'list', '--company', company.id], env)).out;
     assert.ok(!keys.includes(key.key), 'a key is shown once');
     const archived = JSON.parse(
-      (await run(['product', 'archive', String(product.id), '--company', company.id], env)).out,
+      (await runCli(['product', 'archive', String(product.id), '--company', company.id], env)).out,
     );
     assert.equal(archived.status, 'archived');
-    const revoked = await run(['key', 'revoke', key.id, '--company', company.id], env);
+    const revoked = await runCli(['key', 'revoke', key.id, '--company', company.id], env);
     assert.equal(revoked.code, 0);
-    assert.equal((await run(['key', 'revoke', key.id, '--company', company.id], env)).code, 4);
+    assert.equal((await runCli(['key', 'revoke', key.id, '--company', company.id], env)).code, 4);
 
     const file = join(dataDir, 'seed.json');
     await writeFile(
@@ -205,11 +171,84 @@ describe('cqs command line', () => {
         ],
       }),
     );
-    const first = await run(['seed', file], env);
+    const first = await runCli(['seed', file], env);
     assert.equal(first.code, 0, first.err);
     assert.match(first.out, /new API key for ann of Seeded \(calls\): cqs_/);
-    const second = await run(['seed', file], env);
+    const second = await runCli(['seed', file], env);
     assert.match(second.out, /^0 changed/m);
     assert.ok(!second.out.includes('cqs_'));
+  });
+
+  it('lists keys as a table and revokes a key by its id or by the key itself', async () => {
+    const env = { DATA_DIR: await tempDir() };
+    const company = JSON.parse((await runCli(['company', 'create', 'Leaky'], env)).out);
+    const user = JSON.parse(
+      (
+        await runCli(
+          ['user', 'create', '--company', company.id, '--email', 'ops@leaky.test', '--role', 'admin'],
+          env,
+        )
+      ).out,
+    );
+    const create = async () =>
+      JSON.parse(
+        (
+          await runCli(
+            ['key', 'create', '--company', company.id, '--user', user.id, '--scopes', 'calls'],
+            env,
+          )
+        ).out,
+      );
+    const [byKey, byId] = [await create(), await create()];
+    // The operator found byKey in a log: the key itself names it.
+    const leaked = await runCli(['key', 'revoke', byKey.key, '--company', company.id], env);
+    assert.equal(leaked.code, 0, leaked.err);
+    assert.equal(JSON.parse(leaked.out).id, byKey.id);
+    assert.equal((await runCli(['key', 'revoke', byId.id, '--company', company.id], env)).code, 0);
+    const wrongChecksum = `${byKey.key.slice(0, -1)}${byKey.key.endsWith('0') ? '1' : '0'}`;
+    const refused = await runCli(['key', 'revoke', wrongChecksum, '--company', company.id], env);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.err, /checksum/);
+
+    const table = (await runCli(['key', 'list', '--company', company.id], env)).out.split('\n');
+    assert.match(table[0] ?? '', /^ID\s+PREFIX\s+USER\s+SCOPES\s+CREATED\s+REVOKED$/);
+    for (const k of [byKey, byId]) {
+      const line = table.find((l) => l.startsWith(k.id)) ?? '';
+      assert.match(line, /ops@leaky\.test\s+calls\s+\d{4}-\d\d-\d\dT\S+Z\s+\d{4}-\d\d-\d\dT\S+Z$/);
+      assert.ok(line.includes(k.key.slice(0, 8)), 'the prefix is shown');
+      assert.ok(!line.includes(k.key), 'never the key');
+    }
+    const json = (await runCli(['key', 'list', '--company', company.id, '--json'], env)).out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.equal(json.length, 2);
+    assert.ok(json.every((k) => k.revokedAt !== null && k.userEmail === 'ops@leaky.test'));
+  });
+
+  it('issues keys with the scopes of decision 22 and refuses an unknown scope', async () => {
+    const env = { DATA_DIR: await tempDir() };
+    const company = JSON.parse((await runCli(['company', 'create', 'Scoped'], env)).out);
+    const user = JSON.parse(
+      (
+        await runCli(
+          ['user', 'create', '--company', company.id, '--email', 'a@s.test', '--role', 'admin'],
+          env,
+        )
+      ).out,
+    );
+    const scopes = 'handoff:write,calls:read,calls:delete,events:read,webhooks';
+    const wide = await runCli(
+      ['key', 'create', '--company', company.id, '--user', user.id, '--scopes', scopes],
+      env,
+    );
+    assert.equal(wide.code, 0, wide.err);
+    assert.deepEqual(JSON.parse(wide.out).scopes, scopes.split(','));
+    const unknown = await runCli(
+      ['key', 'create', '--company', company.id, '--user', user.id, '--scopes', 'calls:write'],
+      env,
+    );
+    assert.notEqual(unknown.code, 0);
+    assert.match(unknown.err, /unknown scope "calls:write"/);
   });
 });

@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { it } from 'node:test';
 
 /** The files of the `@cqs/client/node` entry, the only ones that may use Node modules. */
-const NODE_ONLY = ['node.ts', 'node-put.ts'];
+const NODE_ONLY = ['node.ts', 'node-put.ts', 'download.ts'];
 const dir = new URL('../packages/client/', import.meta.url);
 
 it('has no runtime dependencies', async () => {

@@ -9,8 +9,11 @@ describe('configuration', () => {
     assert.equal(c.dataDir, './data');
     assert.equal(c.databaseUrl, undefined);
     assert.equal(c.uploadUrlExpiresIn, 3600);
-    assert.equal(c.publicUrl, 'http://localhost:8080');
+    // Only this machine can reach a service started with no configuration.
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.publicUrl, 'http://127.0.0.1:8080');
     assert.equal(c.bootstrap, true);
+    assert.equal(loadConfig({ HOST: '0.0.0.0' }).publicUrl, 'http://localhost:8080');
   });
 
   it('reads and converts variables', () => {

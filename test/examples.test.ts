@@ -1,6 +1,7 @@
 /** Every example in examples/ runs as documented against a listening server, so none can rot. */
+
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,24 @@ for (const backend of BACKENDS) {
       const { stdout, stderr } = await node('upload-recording.ts', [path]);
       assert.equal(JSON.parse(stdout).status, 'ready');
       assert.match(stderr, /100%/);
+    });
+
+    it('handoff-poller.ts prints the final record when run', async () => {
+      const { id } = await createRecord(h, c, { metadata: { queue: 'sales' } });
+      await finalizeRecord(h, c, id, { outcome: 'none' });
+      const { stdout } = await node('handoff-poller.ts', [id]);
+      const record = JSON.parse(stdout);
+      assert.equal(record.final, true);
+      assert.deepEqual(record.metadata, { queue: 'sales', outcome: 'none' });
+    });
+
+    it('prints a usage line, not a stack trace, when an argument is missing', () => {
+      for (const name of ['tag-call.ts', 'upload-recording.ts', 'wait-for-handoff.ts', 'handoff-poller.ts']) {
+        const result = spawnSync(process.execPath, [example(name)], { encoding: 'utf8' });
+        assert.equal(result.status, 2, `${name}: ${result.stderr}`);
+        assert.match(result.stderr, new RegExp(`^usage: .*node examples/${name} `), name);
+        assert.doesNotMatch(result.stderr, /\n\s+at /, name);
+      }
     });
 
     it('wait-for-handoff.ts', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../src/config/config.ts';
-import { finalizeStaleHandoffRecords } from '../src/domain/call-handoffs.ts';
+import { finalizeStaleHandoffRecords } from '../src/domain/handoffs/records.ts';
 import { startService } from '../src/server.ts';
 import { startHandoffSweeper } from '../src/worker/handoff-sweeper.ts';
 import { makeCompany } from './helpers/fixtures.ts';

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLruCache } from '../src/adapters/cache/lru.ts';
-import type { Handoff } from '../src/domain/call-handoffs.ts';
-import { createHandoffReader, type HandoffReader } from '../src/domain/handoff-reader.ts';
-import { createHandoffWatcher, type HandoffWatcher } from '../src/domain/handoff-watch.ts';
-import type { Principal } from '../src/domain/principal.ts';
+import type { Principal } from '../src/domain/access/principal.ts';
+import { createHandoffReader, type HandoffReader } from '../src/domain/handoffs/reader.ts';
+import type { Handoff } from '../src/domain/handoffs/records.ts';
+import { createHandoffWatcher, type HandoffWatcher } from '../src/domain/handoffs/watch.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import { createRecord, finalizeRecord, patchRecord, sleep } from './helpers/handoffs.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';

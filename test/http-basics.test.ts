@@ -24,6 +24,21 @@ describe('HTTP basics', () => {
     assert.ok(h.logs().includes(`"reqId":"${ids[1]}"`));
   });
 
+  it('answers GET / with a pointer to the docs: HTML for a browser, JSON otherwise', async () => {
+    const page = await h.request({ method: 'GET', url: '/', headers: { accept: 'text/html,*/*' } });
+    assert.equal(page.statusCode, 200);
+    assert.match(String(page.headers['content-type']), /^text\/html/);
+    assert.match(page.body, /<a href="\/api\/v1\/docs">/);
+    const json = await h.request({ method: 'GET', url: '/' });
+    assert.equal(json.statusCode, 200);
+    const { links } = json.json();
+    assert.equal(links.docs, '/api/v1/docs');
+    for (const url of Object.values(links) as string[]) {
+      const linked = await h.request({ method: 'GET', url });
+      assert.ok([200, 302].includes(linked.statusCode), `${url}: ${linked.statusCode}`);
+    }
+  });
+
   it('answers an unknown route with a JSON 404', async () => {
     const res = await h.request({ method: 'POST', url: '/api/v1/nothing' });
     assert.equal(res.statusCode, 404);

@@ -4,9 +4,9 @@ import { listApiKeys } from '../src/adapters/db/repositories/api-keys.ts';
 import { findCompaniesByName } from '../src/adapters/db/repositories/companies.ts';
 import { listProducts } from '../src/adapters/db/repositories/products.ts';
 import { listUsers } from '../src/adapters/db/repositories/users.ts';
-import { generateApiKey } from '../src/domain/api-keys.ts';
-import { bootstrapIfEmpty } from '../src/domain/bootstrap.ts';
-import { applySeed, parseSeedFile } from '../src/domain/seed.ts';
+import { generateApiKey, SCOPES } from '../src/domain/access/api-keys.ts';
+import { bootstrapIfEmpty } from '../src/domain/access/bootstrap.ts';
+import { applySeed, parseSeedFile } from '../src/domain/access/seed.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
 
 function seedFile(name: string, key: string) {
@@ -75,6 +75,24 @@ for (const backend of BACKENDS) {
       );
     });
 
+    it("accepts every scope of decision 22 in a seed file, and refuses one that isn't", async () => {
+      const db = h.services.database.db;
+      const name = `Scoped ${Math.random()}`;
+      const seed = (scopes: string[]) =>
+        parseSeedFile({
+          companies: [
+            {
+              name,
+              users: [{ ref: 'ann', email: 'ann@scoped.test', role: 'admin' }],
+              api_keys: [{ user: 'ann', scopes }],
+            },
+          ],
+        });
+      const report = await applySeed(db, seed([...SCOPES]));
+      assert.deepEqual(report.newKeys[0]?.scopes, [...SCOPES]);
+      await assert.rejects(applySeed(db, seed(['calls', 'calls:write'])), /unknown scope "calls:write"/);
+    });
+
     it('rejects a seed file with an unknown field, naming it', () => {
       assert.throws(
         () => parseSeedFile({ companies: [{ name: 'x', userz: [] }] }),
@@ -85,7 +103,7 @@ for (const backend of BACKENDS) {
     it('bootstraps a demo company only when the database has no company', async () => {
       // The harness database already has companies from other tests: nothing happens.
       await h.company();
-      assert.equal(await bootstrapIfEmpty(h.services.database.db, h.services.database.kind), undefined);
+      assert.equal(await bootstrapIfEmpty(h.services.database.db), undefined);
     });
   });
 }

@@ -12,10 +12,11 @@ import { and, eq } from 'drizzle-orm';
 import { jobs } from '../src/adapters/db/schema.ts';
 import type { EmbeddedStorage } from '../src/adapters/storage/embedded.ts';
 import { SIGNED_PARAMS, signedPutUrl } from '../src/adapters/storage/embedded-signer.ts';
-import type { UploadUrlResponse } from '../src/domain/uploads.ts';
+import type { UploadUrlResponse } from '../src/domain/uploads/uploads.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
 import { issueTestUpload, pathOf } from './helpers/media.ts';
+import { assertS3Error, s3Code } from './helpers/s3-errors.ts';
 
 /** A response read off a raw socket. */
 interface RawResponse {
@@ -64,10 +65,6 @@ function rawRequest(
   });
 }
 
-function s3Code(xml: string): string | undefined {
-  return /<Code>([^<]*)<\/Code>/.exec(xml)?.[1];
-}
-
 for (const backend of BACKENDS) {
   describe(`embedded storage upload URLs (${backend})`, () => {
     let h: Harness;
@@ -105,19 +102,6 @@ for (const backend of BACKENDS) {
       assert.equal(existsSync(objectFile(upload)), false, 'no object');
       assert.deepEqual(await readdir(tmpDir()), [], 'no temporary file');
       assert.equal(await statusOf(company, upload), 'pending');
-    }
-
-    function assertS3Error(
-      res: { statusCode: number; headers: Record<string, unknown>; body: string },
-      status: number,
-      code: string,
-    ) {
-      assert.equal(res.statusCode, status, res.body);
-      assert.equal(res.headers['content-type'], 'application/xml');
-      assert.match(res.body, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<Error><Code>/);
-      assert.equal(s3Code(res.body), code);
-      assert.match(res.body, /<Message>[^<]+<\/Message>/);
-      assert.match(res.body, /<RequestId>[^<]+<\/RequestId><\/Error>$/);
     }
 
     it('stores the bytes, answers 200 with the MD5 ETag, marks the upload uploaded and queues verification', async () => {
@@ -160,8 +144,28 @@ for (const backend of BACKENDS) {
         const res = await put(pathOf(upload.upload_url), 'bytes', headers as Record<string, string>);
         assertS3Error(res, 403, 'SignatureDoesNotMatch');
         assert.equal(res.headers.connection, 'close');
+        // The message names the header to fix, the type it must be and the type that was sent.
+        const sent = (headers as Record<string, string>)['content-type'];
+        const message = /<Message>([^<]*)<\/Message>/.exec(res.body)?.[1] ?? '';
+        assert.ok(message.includes('signed for Content-Type: audio/wav'), message);
+        assert.ok(
+          message.includes(sent === undefined ? 'sent no Content-Type header' : `sent Content-Type: ${sent}`),
+          message,
+        );
+        assert.match(res.body, /<ExpectedContentType>audio\/wav<\/ExpectedContentType>/);
       }
       await assertNothingStored(c, upload);
+    });
+
+    it("names curl's default Content-Type when a PUT sends it", async () => {
+      const c = await h.company();
+      const upload = await issueTestUpload(h, c);
+      const res = await put(pathOf(upload.upload_url), 'bytes', {
+        'content-type': 'application/x-www-form-urlencoded',
+      });
+      assertS3Error(res, 403, 'SignatureDoesNotMatch');
+      assert.match(res.body, /curl&#39;s default for --data/);
+      assert.match(res.body, /-H &#39;Content-Type: audio\/wav&#39;/);
     });
 
     it('answers 403 SignatureDoesNotMatch for a tampered URL', async () => {

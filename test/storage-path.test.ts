@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { checkSignedRequest, SIGNED_PARAMS, signedPutUrl } from '../src/adapters/storage/embedded-signer.ts';
+import {
+  checkSignedRequest,
+  SIGNED_PARAMS,
+  signedGetUrl,
+  signedPutUrl,
+} from '../src/adapters/storage/embedded-signer.ts';
 import { UploadBodyError, writeObjectFile } from '../src/adapters/storage/embedded-writer.ts';
 import { InvalidObjectKeyError, objectPath } from '../src/adapters/storage/object-path.ts';
 
@@ -55,8 +60,9 @@ describe('checkSignedRequest (the one signed-URL verifier)', () => {
     );
 
   it('accepts the request the URL was signed for, until it expires', () => {
-    assert.deepEqual(check({}), { ok: true, expires });
-    assert.deepEqual(check({}, expires), { ok: true, expires });
+    const ok = { ok: true, expires, contentType: 'audio/wav' };
+    assert.deepEqual(check({}), ok);
+    assert.deepEqual(check({}, expires), ok);
     assert.deepEqual(check({}, expires + 1), { ok: false, problem: 'expired', expires });
   });
 
@@ -64,9 +70,17 @@ describe('checkSignedRequest (the one signed-URL verifier)', () => {
     const mismatch = { ok: false, problem: 'mismatch' };
     assert.deepEqual(check({ method: 'GET' }), mismatch);
     assert.deepEqual(check({ objectKey: 'company/other' }), mismatch);
-    assert.deepEqual(check({ contentType: 'audio/mpeg' }), mismatch);
-    assert.deepEqual(check({ contentType: 'Audio/WAV' }), mismatch);
-    assert.deepEqual(check({ contentType: undefined }), mismatch);
+    const type = (sent: string | undefined) => ({
+      ok: false,
+      problem: 'content-type',
+      expected: 'audio/wav',
+      sent,
+    });
+    assert.deepEqual(check({ contentType: 'audio/mpeg' }), type('audio/mpeg'));
+    assert.deepEqual(check({ contentType: 'Audio/WAV' }), type('Audio/WAV'));
+    assert.deepEqual(check({ contentType: undefined }), type(undefined));
+    // Only a valid signature learns which Content-Type was signed.
+    assert.deepEqual(check({ method: 'GET', contentType: 'audio/mpeg' }), mismatch);
     const edits: ((q: URLSearchParams) => void)[] = [
       (q) => q.set(SIGNED_PARAMS.expires, String(expires + 1)),
       (q) => q.set(SIGNED_PARAMS.contentType, 'audio/mpeg'),
@@ -86,6 +100,29 @@ describe('checkSignedRequest (the one signed-URL verifier)', () => {
 
   it('tolerates surrounding white space in the Content-Type, as SigV4 does', () => {
     assert.equal(check({ contentType: ' audio/wav ' }).ok, true);
+  });
+
+  it('checks a GET URL for GET and HEAD only, whatever Content-Type the reader sends', () => {
+    const getQuery = () => new URL(signedGetUrl('http://x', secret, key, 'audio/wav', expires)).searchParams;
+    const read = (over: Partial<Parameters<typeof checkSignedRequest>[1]>, now = expires - 10) =>
+      checkSignedRequest(
+        secret,
+        { method: 'GET', objectKey: key, query: getQuery(), contentType: undefined, ...over },
+        now,
+      );
+    const ok = { ok: true, expires, contentType: 'audio/wav' };
+    assert.deepEqual(read({}), ok);
+    assert.deepEqual(read({ method: 'HEAD' }), ok);
+    assert.deepEqual(read({ contentType: 'text/plain' }), ok);
+    assert.deepEqual(read({}, expires + 1), { ok: false, problem: 'expired', expires });
+    const mismatch = { ok: false, problem: 'mismatch' };
+    assert.deepEqual(read({ method: 'PUT', contentType: 'audio/wav' }), mismatch);
+    assert.deepEqual(read({ objectKey: 'company/other' }), mismatch);
+    const retyped = getQuery();
+    retyped.set(SIGNED_PARAMS.contentType, 'text/html');
+    assert.deepEqual(read({ query: retyped }), mismatch);
+    // A PUT URL is no read URL.
+    assert.deepEqual(read({ query: query() }), mismatch);
   });
 });
 

@@ -2,8 +2,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../test/helpers/process.ts';
 import { deferCleanup } from './cleanup.ts';
-import { type Child, freePort, spawnNode, waitForHttp } from './process.ts';
+import { type Child, spawnNode, waitForHttp } from './process.ts';
 import { childEnv } from './service.ts';
 
 /** A running baseline. */

@@ -1,6 +1,7 @@
 /**
  * Fills the service's `conversations` table straight through SQL (INSERT … SELECT generate_series), in
- * chunks, then VACUUM ANALYZE — so the growth scenario can start from a million stored calls in seconds.
+ * chunks, then VACUUM ANALYZE — so the growth and list scenarios can start from a million stored calls in
+ * seconds. `fillTags` then tags a share of them, for the list's tag filter.
  */
 import pg from 'pg';
 
@@ -60,6 +61,35 @@ export async function fillConversations(
     // Flush the load's dirty pages now rather than in a checkpoint during the measurement (superuser only).
     await client.query('checkpoint').catch(() => {});
     return await count();
+  } finally {
+    await client.end();
+  }
+}
+
+/** Tags every `every`-th bulk call `team` = `blue` (the others `red`); returns how many are blue. */
+export async function fillTags(
+  databaseUrl: string,
+  every: number,
+  log: (message: string) => void,
+): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const started = performance.now();
+    await client.query(
+      `insert into conversation_tags (company_id, conversation_uuid, key, type, value)
+       select company_id, id, 'team', 'string',
+              to_jsonb(case when substr(conversation_id, 6)::bigint % $1 = 0 then 'blue' else 'red' end)
+       from conversations where conversation_id like 'bulk-%'
+       on conflict do nothing`,
+      [every],
+    );
+    await client.query('vacuum (analyze) conversation_tags');
+    const blue = await client.query<{ n: string }>(
+      `select count(*) as n from conversation_tags where key = 'team' and value #>> '{}' = 'blue'`,
+    );
+    log(`bulk tags: done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    return Number(blue.rows[0]?.n);
   } finally {
     await client.end();
   }

@@ -1,6 +1,5 @@
 /** Child processes of the bench: started with `node`, waited on over HTTP, stopped by their own pid. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { deferCleanup } from './cleanup.ts';
 
 /** A running child and what it printed. */
@@ -70,18 +69,6 @@ export async function runNode(name: string, script: string, args: string[], env:
   const code = await child.exited;
   if (code !== 0) throw new Error(`${name} exited with ${code}:\n${child.output()}`);
   return child.output();
-}
-
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Waits until `url` answers with `status` (any status when omitted); fails when the child exits first. */

@@ -100,6 +100,28 @@ export function growthEntry(options: {
   };
 }
 
+/** An entry judged on an absolute latency: met when `which` stays at or under `maxMs` and nothing failed. */
+export function latencyEntry(options: {
+  name: string;
+  service: Measured;
+  which: 'p50_ms' | 'p99_ms';
+  maxMs: number;
+}): ScenarioEntry {
+  const { service, which } = options;
+  return {
+    name: options.name,
+    rps: finite(service.rps, 1),
+    p50_ms: finite(service.p50_ms, 2),
+    p99_ms: finite(service.p99_ms, 2),
+    errors: service.errors,
+    peak_rss_mb: finite(service.peak_rss_mb, 1),
+    baseline: { name: '—', rps: null },
+    ratio: null,
+    target: `${which.replace('_ms', '')} ≤ ${options.maxMs} ms`,
+    met: service.errors === 0 && service[which] <= options.maxMs,
+  };
+}
+
 /** An entry that could not be measured: `why` starts with "skipped:" or "failed:". */
 export function unmeasuredEntry(
   name: string,

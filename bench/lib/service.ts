@@ -6,9 +6,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EnvSchema } from '../../src/config/config.ts';
-import { generateApiKey } from '../../src/domain/api-keys.ts';
+import { generateApiKey } from '../../src/domain/access/api-keys.ts';
+import { freePort } from '../../test/helpers/process.ts';
 import { deferCleanup } from './cleanup.ts';
-import { type Child, freePort, runNode, spawnNode, waitForHttp } from './process.ts';
+import { type Child, runNode, spawnNode, waitForHttp } from './process.ts';
 
 /** The `cqs` entry point: this checkout's, or that of the checkout BENCH_SERVICE_DIR names (to compare builds). */
 const MAIN = process.env.BENCH_SERVICE_DIR
@@ -36,6 +37,8 @@ export interface BenchService {
   callsKey: string;
   /** A key with scope `handoff:write`. */
   writerKey: string;
+  /** A key with scope `calls:read` (of the admin, who sees every call). */
+  readerKey: string;
   agentEmail: string;
   productId: number;
   /** True when the OpenAPI document lists `method path` (path as in the document, `{param}` style). */
@@ -62,7 +65,7 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...out, ...env };
 }
 
-function seedFile(callsKey: string, writerKey: string): unknown {
+function seedFile(callsKey: string, writerKey: string, readerKey: string): unknown {
   const products = Array.from({ length: BENCH.productCount }, (_, i) => ({
     name: i === 0 ? BENCH.product : `Bench Product ${i + 1}`,
   }));
@@ -78,6 +81,7 @@ function seedFile(callsKey: string, writerKey: string): unknown {
         api_keys: [
           { user: 'admin', scopes: ['calls'], key: callsKey },
           { user: 'admin', scopes: ['handoff:write'], key: writerKey },
+          { user: 'admin', scopes: ['calls:read'], key: readerKey },
         ],
       },
     ],
@@ -90,8 +94,9 @@ export async function startBenchService(options: ServiceOptions): Promise<BenchS
   const removeDir = deferCleanup(() => rm(dataDir, { recursive: true, force: true }));
   const callsKey = generateApiKey();
   const writerKey = generateApiKey();
+  const readerKey = generateApiKey();
   const seedPath = join(dataDir, 'seed.json');
-  await writeFile(seedPath, JSON.stringify(seedFile(callsKey, writerKey)));
+  await writeFile(seedPath, JSON.stringify(seedFile(callsKey, writerKey, readerKey)));
   const base: Record<string, string> = {
     DATA_DIR: dataDir,
     HOST: '127.0.0.1',
@@ -142,6 +147,7 @@ export async function startBenchService(options: ServiceOptions): Promise<BenchS
       databaseUrl: options.databaseUrl,
       callsKey,
       writerKey,
+      readerKey,
       agentEmail: BENCH.agentEmail,
       productId: product.id,
       hasRoute: (method, path) => normalRoutes.has(normal(`${method.toUpperCase()} ${path}`)),

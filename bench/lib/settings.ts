@@ -43,6 +43,12 @@ export interface Settings {
   uploadBytes: number;
   /** Sequential uploads per side of the upload scenario. */
   uploads: number;
+  /** Calls stored for the list scenario (1 million by default). */
+  listRows: number;
+  /** Bytes of the recording of the download scenario. */
+  downloadBytes: number;
+  /** Sequential downloads per side of the download scenario. */
+  downloads: number;
   /** The databases of the read scenarios (product/list, handoff GET), each measured. */
   readDbs: DbKind[];
   /** When set, the service children write CPU profiles here. */
@@ -62,6 +68,9 @@ export function readSettings(): Settings {
     growthConnections: Math.max(1, Math.round(number('BENCH_GROWTH_CONNECTIONS', 1))),
     uploadBytes: number('BENCH_UPLOAD_BYTES', 200_000_000),
     uploads: number('BENCH_UPLOADS', 3),
+    listRows: number('BENCH_LIST_ROWS', 1_000_000),
+    downloadBytes: number('BENCH_DOWNLOAD_BYTES', 200_000_000),
+    downloads: number('BENCH_DOWNLOADS', 3),
     readDbs: readDbs(),
     cpuProfileDir: process.env.BENCH_CPU_PROF || undefined,
   };

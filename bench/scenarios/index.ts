@@ -1,8 +1,12 @@
 /** Every scenario, in the order. */
+import { analysisScenario } from './analysis.ts';
+import { callDetailScenario } from './call-detail.ts';
+import { callsListScenario } from './calls-list.ts';
 import { createEmbeddedScenario, createPostgresScenario } from './create.ts';
 import { growthScenario } from './growth.ts';
 import { handoffScenario } from './handoff.ts';
 import { productsScenario } from './products.ts';
+import { recordingScenario } from './recording.ts';
 import type { Scenario } from './scenario.ts';
 import { uploadScenario } from './upload.ts';
 
@@ -14,4 +18,8 @@ export const SCENARIOS: Scenario[] = [
   handoffScenario,
   uploadScenario,
   growthScenario,
+  analysisScenario,
+  callsListScenario,
+  callDetailScenario,
+  recordingScenario,
 ];

@@ -1,6 +1,6 @@
 /** Shared pieces of the integrator commands: the client from flags or env, exit codes, progress output. */
 import type { Command } from 'commander';
-import { type CqsClient, CqsError, CqsTimeoutError } from '../../packages/client/src/index.ts';
+import { CqsError, CqsTimeoutError } from '../../packages/client/src/index.ts';
 import { CqsNodeClient } from '../../packages/client/src/node.ts';
 import { CliError, printJson } from './output.ts';
 
@@ -30,7 +30,7 @@ export function usageExitCodes(command: Command): Command {
 }
 
 /** A client from the flags or CQS_URL / CQS_API_KEY. */
-export function clientFrom(flags: ConnectionFlags): CqsClient {
+export function clientFrom(flags: ConnectionFlags): CqsNodeClient {
   const baseUrl = flags.url ?? process.env.CQS_URL;
   const apiKey = flags.apiKey ?? process.env.CQS_API_KEY;
   if (!baseUrl) throw new CliError('no service URL: give --url or set CQS_URL', EXIT.usage);
@@ -67,8 +67,8 @@ function describe(error: unknown, message: string): string {
   return `${message}${cause}`;
 }
 
-/** Progress on stderr: a bar redrawn in place on a terminal, a line per 10 % otherwise. */
-export function progressReporter(): (p: { sent: number; total: number }) => void {
+/** Progress on stderr: a bar redrawn in place on a terminal, a line per 10 % otherwise ("uploaded …"). */
+export function progressReporter(verb = 'uploaded'): (p: { sent: number; total: number }) => void {
   const tty = process.stderr.isTTY === true;
   const started = Date.now();
   let lastTenth = -1;
@@ -91,6 +91,6 @@ export function progressReporter(): (p: { sent: number; total: number }) => void
     const tenth = Math.floor(fraction * 10);
     if (tenth === lastTenth) return;
     lastTenth = tenth;
-    process.stderr.write(`uploaded ${mb(sent)} of ${mb(total)} MB (${tenth * 10}%)\n`);
+    process.stderr.write(`${verb} ${mb(sent)} of ${mb(total)} MB (${tenth * 10}%)\n`);
   };
 }

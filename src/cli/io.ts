@@ -6,7 +6,7 @@ export { CliError, printJson } from './output.ts';
 
 import { DirectoryLockedError } from '../adapters/db/directory-lock.ts';
 import { type Config, ConfigError, loadConfig } from '../config/config.ts';
-import { DomainError } from '../domain/errors.ts';
+import { findDomainError } from '../domain/errors.ts';
 import { closeServices, openServices } from '../server.ts';
 import type { Services } from '../services.ts';
 
@@ -33,7 +33,13 @@ export async function withServices<T>(fn: (services: Services) => Promise<T>): P
   try {
     return await fn(services);
   } catch (error) {
-    if (error instanceof DomainError) throw new CliError(error.message, 4);
+    const domain = findDomainError(error);
+    if (domain) throw new CliError(domain.message, 4);
+    // A driver error's message (Drizzle's "Failed query: …") carries the SQL: say only what the database said.
+    const cause = (error as { cause?: unknown }).cause;
+    if (error instanceof Error && error.message.startsWith('Failed query') && cause instanceof Error) {
+      throw new CliError(`the database refused the request: ${cause.message}`, 1);
+    }
     throw error;
   } finally {
     await closeServices(services);

@@ -1,5 +1,6 @@
 /** The `cqs` command line: serving, migrating, operator and integrator commands. */
 import { Command } from 'commander';
+import { registerEventCommands } from './commands/events.ts';
 import { registerIntegratorCommands } from './commands/integrator.ts';
 import { CliError } from './output.ts';
 
@@ -16,6 +17,7 @@ if (!CLIENT_ONLY.has(process.argv[2] ?? '')) {
   registerOperatorCommands(program);
 }
 registerIntegratorCommands(program);
+registerEventCommands(program);
 
 try {
   await program.parseAsync(process.argv);

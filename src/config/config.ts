@@ -1,4 +1,5 @@
 /** Service configuration: read from the environment once at start, validated against one schema. */
+import { isIP } from 'node:net';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
 
@@ -8,11 +9,13 @@ const Integer = (min: number, max: number, fallback: number) =>
 /** The schema of the environment the service reads. Names are the variables' names. */
 export const EnvSchema = Type.Object({
   PORT: Integer(0, 65535, 8080),
-  HOST: Type.String({ default: '0.0.0.0', minLength: 1 }),
+  HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
   DATA_DIR: Type.String({ default: './data', minLength: 1 }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^/]+' })),
   UPLOAD_URL_EXPIRES_IN: Integer(1, 604800, 3600),
+  /** Seconds a recording's signed GET URL stays valid (GET /api/v1/calls/{id}/recording). */
+  RECORDING_URL_EXPIRES_IN: Integer(1, 604800, 300),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },
@@ -38,10 +41,21 @@ export const EnvSchema = Type.Object({
   /** Requests a key may make per RATE_LIMIT_WINDOW seconds; 0 turns rate limiting off. */
   RATE_LIMIT_MAX: Integer(0, 1_000_000, 6000),
   RATE_LIMIT_WINDOW: Integer(1, 3600, 60),
+  /** Failed authentications (401) one client address may have per AUTH_FAILURE_WINDOW; then 429. 0: off. */
+  AUTH_FAILURE_MAX: Integer(0, 1_000_000, 30),
+  AUTH_FAILURE_WINDOW: Integer(1, 86_400, 60),
   /** Maximum size of a JSON request body, in bytes. */
   BODY_LIMIT: Integer(1024, 100 * 1024 * 1024, 5 * 1024 * 1024),
   /** Seconds a client may take to send its request headers (slow clients are dropped after). */
   HEADERS_TIMEOUT: Integer(1, 600, 10),
+  /** Bytes per second a request body must average over each MIN_BODY_RATE_WINDOW; slower: dropped. 0: off. */
+  MIN_BODY_RATE: Integer(0, 1_000_000_000, 1024),
+  MIN_BODY_RATE_WINDOW: Integer(1, 3600, 30),
+  /**
+   * Proxies whose X-Forwarded-For is believed: comma-separated addresses or CIDR ranges. Empty (the
+   * default): the socket's address is the client's, whatever the headers say.
+   */
+  TRUST_PROXY: Type.Optional(Type.String()),
   /** Seconds a client may take to send a whole request, uploads included. */
   REQUEST_TIMEOUT: Integer(1, 24 * 3600, 900),
   /** Run the job-queue worker in this process. */
@@ -54,8 +68,31 @@ export const EnvSchema = Type.Object({
   UPLOAD_SWEEP_INTERVAL: Integer(1, 3600, 15),
   /** Seconds after an upload URL expires before an upload with no object is marked expired. */
   UPLOAD_EXPIRY_GRACE: Integer(0, 86_400, 600),
+  /** Days events are kept in the event log (decision 27); a cursor older than that is a 410. */
+  EVENT_RETENTION_DAYS: Integer(1, 3650, 30),
+  /** Allow webhook URLs that are http or resolve to private addresses (a private network, tests on loopback). */
+  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
+  /** Seconds before each retry of a failed webhook delivery, comma-separated; after the last, it failed. */
+  WEBHOOK_RETRY_SCHEDULE: Type.String({
+    default: '5,300,1800,7200,18000,36000,36000',
+    pattern: '^\\d+(\\.\\d+)?(,\\d+(\\.\\d+)?)*$',
+  }),
+  /** Seconds a webhook receiver has to answer. */
+  WEBHOOK_TIMEOUT: Integer(1, 120, 15),
+  /** Webhook endpoints one worker process sends to at once (each endpoint gets at most one). */
+  WEBHOOK_CONCURRENCY: Integer(1, 1024, 32),
+  /** Milliseconds between the webhook fan-out's polls (it also wakes on every commit of events). */
+  WEBHOOK_POLL_INTERVAL: Integer(50, 60_000, 1000),
+  /** Seconds to connect to PostgreSQL or to wait for a free pooled connection (then 503). */
+  DB_CONNECT_TIMEOUT: Integer(1, 600, 2),
+  /** Seconds one PostgreSQL statement may run (server-side), or stay unanswered (the connection is dropped). */
+  DB_STATEMENT_TIMEOUT: Integer(1, 3600, 3),
+  /** Seconds a PostgreSQL transaction may sit idle before the server ends it. */
+  DB_IDLE_IN_TRANSACTION_TIMEOUT: Integer(1, 3600, 10),
   /** Seconds an embedded-storage upload may send nothing before it is abandoned. */
   UPLOAD_IDLE_TIMEOUT: Integer(1, 3600, 60),
+  /** The ffmpeg that decodes recordings for the analysis; by default the build the npm package brings. */
+  FFMPEG_PATH: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 /** The environment after defaults and conversion. */
@@ -69,6 +106,8 @@ export interface Config {
   databaseUrl: string | undefined;
   publicUrl: string;
   uploadUrlExpiresIn: number;
+  /** Seconds a recording's signed GET URL is valid. */
+  recordingUrlExpiresIn: number;
   logLevel: string;
   bootstrap: boolean;
   handoffStaleAfterSeconds: number;
@@ -88,12 +127,30 @@ export interface Config {
   };
   redisUrl: string | undefined;
   rateLimit: { max: number; windowSeconds: number };
+  /** Failed authentications per client address and window (seconds); max 0 turns the limit off. */
+  authFailures: { max: number; windowSeconds: number };
   bodyLimit: number;
   timeouts: { headersMs: number; requestMs: number };
+  /** The floor under a request body's rate; bytesPerSecond 0 turns it off. */
+  minBodyRate: { bytesPerSecond: number; windowMs: number };
+  /** Fastify's trustProxy: false, or the trusted proxies' addresses and ranges. */
+  trustProxy: false | string[];
+  /** PostgreSQL time limits: a request answers 503 within connectMs + statementMs when the database is silent. */
+  databaseTimeouts: { connectMs: number; statementMs: number; idleInTransactionMs: number };
   worker: boolean;
   workerPollIntervalMs: number;
   workerConcurrency: number;
   uploads: { sweepIntervalSeconds: number; expiryGraceSeconds: number; idleTimeoutSeconds: number };
+  events: { retentionDays: number };
+  webhooks: {
+    allowPrivate: boolean;
+    retrySchedule: number[];
+    timeoutMs: number;
+    concurrency: number;
+    pollIntervalMs: number;
+  };
+  /** FFMPEG_PATH, when set. */
+  ffmpegPath: string | undefined;
 }
 
 /** Thrown when the environment does not fit the schema; the message names every bad variable. */
@@ -109,6 +166,25 @@ const BOOLEAN_WORDS: Record<string, boolean> = {
   '0': false,
   no: false,
 };
+
+/** TRUST_PROXY's text as Fastify's trustProxy; a ConfigError names a part that is no address or range. */
+function parseTrustProxy(text: string): false | string[] {
+  const value = text.trim();
+  if (value === '') return false;
+  const parts = value.split(',').map((p) => p.trim());
+  for (const part of parts) {
+    const [address = '', prefix, ...rest] = part.split('/');
+    const family = isIP(address);
+    const okPrefix =
+      prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !okPrefix || rest.length > 0) {
+      throw new ConfigError(
+        `invalid configuration:\n  TRUST_PROXY=${JSON.stringify(text)}: "${part}" is not an IP address or CIDR range`,
+      );
+    }
+  }
+  return parts;
+}
 
 /** Validates `env` (normally `process.env`) and returns the configuration, or throws a ConfigError. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
@@ -145,6 +221,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (e.STORAGE_BACKEND === 's3' && !e.S3_BUCKET) {
     throw new ConfigError('invalid configuration:\n  S3_BUCKET: required when STORAGE_BACKEND=s3');
   }
+  const trustProxy = parseTrustProxy(e.TRUST_PROXY ?? '');
   const host = e.HOST;
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   return {
@@ -154,6 +231,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     databaseUrl: e.DATABASE_URL,
     publicUrl: (e.PUBLIC_URL ?? `http://${shownHost}:${e.PORT}`).replace(/\/+$/, ''),
     uploadUrlExpiresIn: e.UPLOAD_URL_EXPIRES_IN,
+    recordingUrlExpiresIn: e.RECORDING_URL_EXPIRES_IN,
     logLevel: e.LOG_LEVEL,
     bootstrap: e.CQS_BOOTSTRAP,
     handoffStaleAfterSeconds: e.HANDOFF_STALE_AFTER,
@@ -173,15 +251,32 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     redisUrl: e.REDIS_URL,
     rateLimit: { max: e.RATE_LIMIT_MAX, windowSeconds: e.RATE_LIMIT_WINDOW },
+    authFailures: { max: e.AUTH_FAILURE_MAX, windowSeconds: e.AUTH_FAILURE_WINDOW },
     bodyLimit: e.BODY_LIMIT,
     timeouts: { headersMs: e.HEADERS_TIMEOUT * 1000, requestMs: e.REQUEST_TIMEOUT * 1000 },
+    minBodyRate: { bytesPerSecond: e.MIN_BODY_RATE, windowMs: e.MIN_BODY_RATE_WINDOW * 1000 },
+    trustProxy,
+    databaseTimeouts: {
+      connectMs: e.DB_CONNECT_TIMEOUT * 1000,
+      statementMs: e.DB_STATEMENT_TIMEOUT * 1000,
+      idleInTransactionMs: e.DB_IDLE_IN_TRANSACTION_TIMEOUT * 1000,
+    },
     worker: e.WORKER,
     workerPollIntervalMs: e.WORKER_POLL_INTERVAL,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    ffmpegPath: e.FFMPEG_PATH,
     uploads: {
       sweepIntervalSeconds: e.UPLOAD_SWEEP_INTERVAL,
       expiryGraceSeconds: e.UPLOAD_EXPIRY_GRACE,
       idleTimeoutSeconds: e.UPLOAD_IDLE_TIMEOUT,
+    },
+    events: { retentionDays: e.EVENT_RETENTION_DAYS },
+    webhooks: {
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+      retrySchedule: e.WEBHOOK_RETRY_SCHEDULE.split(',').map(Number),
+      timeoutMs: e.WEBHOOK_TIMEOUT * 1000,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      pollIntervalMs: e.WEBHOOK_POLL_INTERVAL,
     },
   };
 }

@@ -17,6 +17,7 @@ export type DomainErrorKind =
   | 'conflict'
   | 'agent_conflict'
   | 'invalid'
+  | 'gone'
   | 'unavailable';
 
 /** The request as a whole cannot be understood (not JSON, a key sent twice). */
@@ -66,7 +67,25 @@ export class ValidationError extends DomainError {
   }
 }
 
+/** What was asked for existed once and is gone for good (an event cursor past retention). */
+export class GoneError extends DomainError {
+  readonly kind = 'gone';
+}
+
 /** A dependency (database, storage) cannot be reached right now; the caller should retry. */
 export class UnavailableError extends DomainError {
   readonly kind = 'unavailable';
+}
+
+/**
+ * The domain error an error is or was caused by: a library (Drizzle, for one) may wrap what the code under
+ * it threw, keeping it as `cause`.
+ */
+export function findDomainError(error: unknown): DomainError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof DomainError) return current;
+    current = current.cause;
+  }
+  return undefined;
 }

@@ -1,23 +1,21 @@
 /**
- * Authentication at the edge: a route that declares `config.scope` needs a key with that scope, sent as
- * `Authorization: Bearer` or (deprecated) `?api_key=`. Runs on request, before the body is read.
+ * Authentication at the edge: a route that declares `config.scope` needs a key with that scope (and, with
+ * `requireAdmin`, a key whose user is an admin), sent as `Authorization: Bearer` or (deprecated)
+ * `?api_key=`. Runs on request, before the body is read. Every route declares its access (checked at
+ * registration by `route-access.ts`); only the not-found handler has none, and it needs no key.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Scope } from '../domain/api-keys.ts';
-import { authenticate, requireScope } from '../domain/auth.ts';
+import { authenticate, requireAdmin, requireScope } from '../domain/access/auth.ts';
+import type { Principal } from '../domain/access/principal.ts';
 import { BadRequestError, UnauthenticatedError } from '../domain/errors.ts';
-import type { Principal } from '../domain/principal.ts';
 import type { Services } from '../services.ts';
+import { authFailureLimiter, memoryFailureStore, redisFailureStore } from './auth-failures.ts';
 import { API_KEY_QUERY_SUNSET, setDeprecationHeaders } from './deprecation.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The caller; set on every route that declares a scope. */
     principal: Principal;
-  }
-  interface FastifyContextConfig {
-    /** The scope a key needs for this route; routes without one are public. */
-    scope?: Scope;
   }
 }
 
@@ -43,13 +41,34 @@ function keyFrom(request: FastifyRequest): { key: string; viaQuery: boolean } {
 export function installAuth(app: FastifyInstance, services: Services): void {
   app.decorateRequest('principal', null as unknown as Principal);
   const docsUrl = `${services.config.publicUrl}/api/v1/docs`;
+  const { max, windowSeconds } = services.config.authFailures;
+  const failures = authFailureLimiter(
+    services.redis
+      ? redisFailureStore(services.redis, windowSeconds * 1000)
+      : memoryFailureStore(windowSeconds * 1000),
+    max,
+  );
   app.addHook('onRequest', async (request, reply) => {
-    const scope = request.routeOptions.config.scope;
+    const { scope, requireAdmin: adminOnly } = request.routeOptions.config;
     if (!scope) return;
-    const { key, viaQuery } = keyFrom(request);
-    if (viaQuery) setDeprecationHeaders(reply, docsUrl, API_KEY_QUERY_SUNSET);
-    const principal = await authenticate(services.database.db, key);
+    const wait = await failures.blocked(request.ip);
+    if (wait > 0) {
+      return reply
+        .code(429)
+        .header('retry-after', String(wait))
+        .send({ error: `too many failed authentications from this address; retry in ${wait} s` });
+    }
+    let principal: Principal;
+    try {
+      const { key, viaQuery } = keyFrom(request);
+      if (viaQuery) setDeprecationHeaders(reply, docsUrl, API_KEY_QUERY_SUNSET);
+      principal = await authenticate(services.database.db, key);
+    } catch (error) {
+      if (error instanceof UnauthenticatedError) await failures.failed(request.ip);
+      throw error;
+    }
     requireScope(principal, scope);
+    if (adminOnly) requireAdmin(principal);
     request.principal = principal;
   });
 }

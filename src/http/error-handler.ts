@@ -2,8 +2,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { databaseErrorCode, FINAL_RECORD_SQLSTATE, isDatabaseUnavailable } from '../adapters/db/errors.ts';
-import { AgentConflictError, DomainError, type DomainErrorKind } from '../domain/errors.ts';
+import { isDatabaseUnavailable } from '../adapters/db/errors.ts';
+import { AgentConflictError, type DomainErrorKind, findDomainError } from '../domain/errors.ts';
 import { formatValidation } from './validation.ts';
 
 const STATUS: Record<DomainErrorKind, number> = {
@@ -14,11 +14,9 @@ const STATUS: Record<DomainErrorKind, number> = {
   conflict: 409,
   agent_conflict: 409,
   invalid: 422,
+  gone: 410,
   unavailable: 503,
 };
-
-/** SQLSTATEs of text PostgreSQL cannot store (a NUL character in text or jsonb): the client's input, a 422. */
-const UNSTORABLE_TEXT_SQLSTATES = new Set(['22P05', '22021']);
 
 /** Seconds a client should wait before retrying after a 503. */
 export const RETRY_AFTER_UNAVAILABLE = 5;
@@ -41,24 +39,19 @@ export function installErrorHandler(app: FastifyInstance): void {
       const v = formatValidation(error.validation, error.validationContext);
       return reply.code(v.status).send({ error: v.message });
     }
-    if (error instanceof AgentConflictError) {
+    const domain = findDomainError(error);
+    if (domain instanceof AgentConflictError) {
       return reply.code(409).send({
-        error: error.message,
-        agent_email: error.agentEmail,
-        conflicting_user_ids: error.conflictingUserIds,
+        error: domain.message,
+        agent_email: domain.agentEmail,
+        conflicting_user_ids: domain.conflictingUserIds,
       });
     }
-    if (error instanceof DomainError) {
-      const status = STATUS[error.kind];
+    if (domain) {
+      const status = STATUS[domain.kind];
       if (status === 401) reply.header('www-authenticate', 'Bearer realm="cqs"');
       if (status === 503) return unavailable(reply);
-      return reply.code(status).send({ error: error.message });
-    }
-    if (UNSTORABLE_TEXT_SQLSTATES.has(databaseErrorCode(error) ?? '')) {
-      return reply.code(422).send({ error: 'strings must not contain the NUL character (\\u0000)' });
-    }
-    if (databaseErrorCode(error) === FINAL_RECORD_SQLSTATE) {
-      return reply.code(409).send({ error: 'call handoff record is final and cannot change' });
+      return reply.code(status).send({ error: domain.message });
     }
     if (isDatabaseUnavailable(error)) {
       request.log.warn({ err: error }, 'database unavailable');

@@ -3,7 +3,7 @@
  * 304, and Cache-Control that lets clients keep a final record forever but never a partial one.
  */
 import type { FastifyReply } from 'fastify';
-import type { Handoff } from '../domain/call-handoffs.ts';
+import type { Handoff } from '../domain/handoffs/records.ts';
 
 /** Cache-Control of a final record: it never changes again. */
 export const FINAL_CACHE_CONTROL = 'private, max-age=31536000, immutable';

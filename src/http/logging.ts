@@ -1,9 +1,57 @@
-/** Log settings: a request id on every line, and never an API key (the deprecated query key included). */
+/**
+ * Log settings: a request id on every line, and never a secret. Redaction is by field, not by pattern:
+ * a request is logged as its path and the names of its query parameters (decoded, never their values, so
+ * `?api%5Fkey=` or `?X%2DCqs%2DSignature=` cannot slip through), and an error as a fixed set of fields
+ * (never a driver's query parameters, which hold key hashes during an outage).
+ */
 import type { FastifyServerOptions } from 'fastify';
 
-/** Removes `api_key` values and upload URL signatures from a URL before it is logged. */
+/** The path of a URL and the decoded names of its query parameters, without any value. */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&](?:api_key|X-Cqs-Signature)=)[^&#]*/gi, '$1[redacted]');
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const names = new Set<string>();
+  for (const name of new URLSearchParams(url.slice(q + 1)).keys()) names.add(name);
+  const list = [...names].map((n) => encodeURIComponent(n)).join('&');
+  return list ? `${url.slice(0, q)}?${list}` : url.slice(0, q);
+}
+
+/** Fields of an error that may be logged, whatever the error is; its own message only when it is safe. */
+interface LoggedError {
+  [field: string]: unknown;
+  type: string;
+  message: string;
+  stack: string;
+  code?: string;
+  cause?: LoggedError;
+}
+
+/**
+ * An error as logged: type, code, message and stack frames, and its cause likewise. A failed query
+ * (Drizzle's error, which has `query` and `params`) is logged with its SQL text, which has placeholders
+ * only; its message and stack, which repeat the parameters, are not. Driver fields (`detail`, `where`,
+ * `params`, …) are never logged.
+ */
+export function serializeError(error: unknown, depth = 0): LoggedError {
+  if (!(error instanceof Object)) return { type: typeof error, message: String(error), stack: '' };
+  const e = error as { name?: unknown; message?: unknown; code?: unknown; stack?: unknown; cause?: unknown };
+  const query = (error as { query?: unknown }).query;
+  const failedQuery = typeof query === 'string' && 'params' in error;
+  const type = typeof e.name === 'string' ? e.name : (error.constructor?.name ?? 'Error');
+  const message = failedQuery
+    ? `query failed: ${String(query).slice(0, 500)}`
+    : typeof e.message === 'string'
+      ? e.message
+      : '';
+  const out: LoggedError = { type, message, stack: '' };
+  if (typeof e.code === 'string' || typeof e.code === 'number') out.code = String(e.code);
+  if (typeof e.stack === 'string') {
+    // The first lines of a stack repeat the message; only the frames are kept.
+    const frames = e.stack.indexOf('\n    at ');
+    if (frames >= 0) out.stack = `${type}: ${message}${e.stack.slice(frames)}`;
+  }
+  if (e.cause !== undefined && depth < 3) out.cause = serializeError(e.cause, depth + 1);
+  return out;
 }
 
 /** The logger options of the app. `stream` lets tests read the log. */
@@ -11,11 +59,12 @@ export function loggerOptions(level: string, stream?: NodeJS.WritableStream): Fa
   return {
     level,
     ...(stream ? { stream } : {}),
-    redact: { paths: ['req.headers.authorization', 'req.query.api_key'], censor: '[redacted]' },
+    redact: { paths: ['req.headers.authorization'], censor: '[redacted]' },
     serializers: {
       req(request: { method: string; url: string; id?: string; ip?: string }) {
         return { method: request.method, url: redactUrl(request.url), remoteAddress: request.ip };
       },
+      err: serializeError,
     },
   };
 }

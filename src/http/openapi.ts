@@ -3,12 +3,15 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { API_KEY_QUERY_SUNSET } from './deprecation.ts';
+import { registerPublic } from './route-access.ts';
 
 const DESCRIPTION = `The Call Quality Service records customer-support calls (transcripts, or audio and video
 recordings uploaded to signed URLs), their tags, live start and stop, and call-handoff records.
 
 Authenticate with \`Authorization: Bearer <API key>\`. Keys look like \`cqs_\` followed by 36 base62
-characters, the last 6 of which are a CRC32 checksum of the 30 before them.
+characters, the last 6 of which are a CRC32 checksum of the 30 before them. Each operation names the
+scope its key needs (\`x-required-scope\`, and \`x-admin-only\` where the key's user must be an admin);
+operations with \`security: []\` need no key.
 
 Every non-2xx answer is JSON with at least \`error\`; validation problems are 422 and name the field.`;
 
@@ -17,7 +20,12 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Call Quality Service API', version: '1.0.0', description: DESCRIPTION },
+      info: {
+        title: 'Call Quality Service API',
+        version: '1.0.0',
+        description: DESCRIPTION,
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
       servers: [{ url: publicUrl }],
       components: {
         securitySchemes: {
@@ -48,11 +56,14 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
       ],
     },
   });
-  await app.register(swaggerUi, {
+  // The docs page's routes are the plugin's, so they are declared public as a group.
+  await registerPublic(app, swaggerUi, {
     routePrefix: '/api/v1/docs',
     // validatorUrl null: the page must make no request off this machine.
     uiConfig: { validatorUrl: null, deepLinking: true, tryItOutEnabled: true },
     staticCSP: true,
   });
-  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/api/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () =>
+    app.swagger(),
+  );
 }

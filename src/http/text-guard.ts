@@ -1,6 +1,6 @@
 /**
  * Rejects JSON bodies with text PostgreSQL cannot store as JSON: lone UTF-16 surrogates. (NUL characters are
- * left to the validators, which name the field, and to the error handler's SQLSTATE mapping.)
+ * left to the validators, which name the field, and to the database, whose refusal the adapters turn into a 422.)
  */
 import type { FastifyInstance } from 'fastify';
 

@@ -4,7 +4,7 @@
  * several processes sweeping at once is harmless and needs no coordination.
  */
 import type { Db } from '../adapters/db/database.ts';
-import { finalizeStaleHandoffRecords } from '../domain/call-handoffs.ts';
+import { finalizeStaleHandoffRecords } from '../domain/handoffs/records.ts';
 
 /** Where the sweeper reports. */
 export interface SweepLog {

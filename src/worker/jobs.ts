@@ -1,13 +1,23 @@
 /** The service's jobs: which handler runs each kind, and the periodic tasks that queue the sweeps. */
+import { findDecoder } from '../adapters/decode/ffmpeg.ts';
 import type { MediaProber } from '../adapters/probe/mediainfo.ts';
-import { SWEEP_UPLOADS_JOB, sweepUploads } from '../domain/upload-sweep.ts';
-import { verifyUpload } from '../domain/upload-verification.ts';
-import { VERIFY_UPLOAD_JOB } from '../domain/uploads.ts';
+import { ANALYZE_CALL_JOB, giveUpAnalysis, runAnalysis } from '../domain/analysis/analysis.ts';
+import { deleteObjects, ERASE_OBJECTS_JOB } from '../domain/calls/erase.ts';
+import { RETENTION_SWEEP_EVERY_MS, RETENTION_SWEEP_JOB, sweepRetention } from '../domain/calls/retention.ts';
+import { PURGE_EVENTS_TASK, purgeExpiredEvents } from '../domain/events/retention.ts';
+import { SWEEP_UPLOADS_JOB, sweepUploads } from '../domain/uploads/sweep.ts';
+import { VERIFY_UPLOAD_JOB } from '../domain/uploads/uploads.ts';
+import { verifyUpload } from '../domain/uploads/verification.ts';
+import { deliverEndpoint, WEBHOOK_DELIVER_JOB } from '../domain/webhooks/delivery.ts';
 import type { Services } from '../services.ts';
-import { type JobHandler, type PeriodicTask, PermanentJobError } from './worker.ts';
+import { type JobHandler, type PeriodicTask, PermanentJobError, type WorkerLog } from './worker.ts';
 
 /** The handler of every job kind. */
-export function jobHandlers(services: Services, prober: MediaProber): Record<string, JobHandler> {
+export function jobHandlers(
+  services: Services,
+  prober: MediaProber,
+  log: Pick<WorkerLog, 'warn'> = { warn() {} },
+): Record<string, JobHandler> {
   const { database, storage, queue, config } = services;
   return {
     async [VERIFY_UPLOAD_JOB](job) {
@@ -15,7 +25,38 @@ export function jobHandlers(services: Services, prober: MediaProber): Record<str
       if (!job.companyId || typeof uploadId !== 'number') {
         throw new PermanentJobError('verify job without a company or an upload id');
       }
-      await verifyUpload({ db: database.db, storage, prober }, job.companyId, uploadId);
+      await verifyUpload({ db: database.db, storage, prober, queue }, job.companyId, uploadId);
+    },
+    async [ANALYZE_CALL_JOB](job) {
+      if (!job.companyId) throw new PermanentJobError('analysis job without a company');
+      const deps = { db: database.db, storage, decoder: findDecoder(config.ffmpegPath) };
+      try {
+        const result = await runAnalysis(deps, job.companyId, job.payload);
+        // The failure is recorded on the call; the job is kept dead with the reason, never retried.
+        if (result.status === 'failed') throw new PermanentJobError(result.reason);
+      } catch (error) {
+        if (!(error instanceof PermanentJobError) && job.attempts >= job.maxAttempts) {
+          await giveUpAnalysis(database.db, job.companyId, job.payload, error);
+        }
+        throw error;
+      }
+    },
+    async [WEBHOOK_DELIVER_JOB](job) {
+      const endpointId = job.payload.endpointId;
+      if (!job.companyId || typeof endpointId !== 'string') {
+        throw new PermanentJobError('webhook job without a company or an endpoint id');
+      }
+      await deliverEndpoint({ db: database.db, log, options: config.webhooks }, job.companyId, endpointId);
+    },
+    async [ERASE_OBJECTS_JOB](job) {
+      const keys = job.payload.objectKeys;
+      if (!Array.isArray(keys) || !keys.every((k) => typeof k === 'string')) {
+        throw new PermanentJobError('erase job without object keys');
+      }
+      await deleteObjects(storage, keys);
+    },
+    async [RETENTION_SWEEP_JOB]() {
+      await sweepRetention({ db: database.db, storage, queue, handoffCache: services.handoffCache });
     },
     async [SWEEP_UPLOADS_JOB]() {
       await sweepUploads(
@@ -26,10 +67,22 @@ export function jobHandlers(services: Services, prober: MediaProber): Record<str
   };
 }
 
-/** Queues the upload sweep every UPLOAD_SWEEP_INTERVAL; with several processes, one sweep is queued. */
+/**
+ * Queues the upload sweep every UPLOAD_SWEEP_INTERVAL (with several processes, one sweep is queued), and
+ * purges events past retention hourly (idempotent, so each process may run it).
+ */
 export function periodicTasks(services: Services): PeriodicTask[] {
   const { database, queue, config } = services;
   return [
+    {
+      name: RETENTION_SWEEP_JOB,
+      everyMs: RETENTION_SWEEP_EVERY_MS,
+      async run() {
+        if (await queue.enqueue(database.db, { kind: RETENTION_SWEEP_JOB, dedupeKey: RETENTION_SWEEP_JOB })) {
+          queue.notify();
+        }
+      },
+    },
     {
       name: SWEEP_UPLOADS_JOB,
       everyMs: config.uploads.sweepIntervalSeconds * 1000,
@@ -37,6 +90,13 @@ export function periodicTasks(services: Services): PeriodicTask[] {
         if (await queue.enqueue(database.db, { kind: SWEEP_UPLOADS_JOB, dedupeKey: SWEEP_UPLOADS_JOB })) {
           queue.notify();
         }
+      },
+    },
+    {
+      name: PURGE_EVENTS_TASK,
+      everyMs: 3600_000,
+      async run() {
+        await purgeExpiredEvents(database.db, config.events.retentionDays);
       },
     },
   ];

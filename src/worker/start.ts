@@ -1,23 +1,41 @@
-/** Starts the job worker of a service process (WORKER=true): the queue's jobs and the periodic sweeps. */
+/**
+ * Starts the job worker of a service process (WORKER=true): the queue's jobs and the periodic sweeps, and
+ * the webhooks' own worker (its own slots, so that slow receivers never hold up uploads) and fan-out loop.
+ */
 import { createMediaInfoProber } from '../adapters/probe/mediainfo.ts';
+import { WEBHOOK_DELIVER_JOB } from '../domain/webhooks/delivery.ts';
 import type { Services } from '../services.ts';
 import { jobHandlers, periodicTasks } from './jobs.ts';
+import { startWebhookDispatcher } from './webhook-dispatcher.ts';
 import { startWorker, type Worker, type WorkerLog } from './worker.ts';
 
-/** Starts the worker; its stop() waits for the jobs in flight and releases the prober. */
+/** Starts the workers; stop() waits for the jobs in flight and releases the prober. */
 export function startServiceWorker(services: Services, log: WorkerLog): Worker {
   const prober = createMediaInfoProber();
+  const handlers = jobHandlers(services, prober, log);
+  const webhookKinds = [WEBHOOK_DELIVER_JOB];
   const worker = startWorker({
     queue: services.queue,
-    handlers: jobHandlers(services, prober),
+    handlers,
     log,
     pollIntervalMs: services.config.workerPollIntervalMs,
     concurrency: services.config.workerConcurrency,
     periodic: periodicTasks(services),
+    kinds: { except: webhookKinds },
   });
+  const webhookWorker = startWorker({
+    queue: services.queue,
+    handlers,
+    log,
+    pollIntervalMs: services.config.workerPollIntervalMs,
+    concurrency: services.config.webhooks.concurrency,
+    kinds: { only: webhookKinds },
+  });
+  const dispatcher = startWebhookDispatcher(services, log);
   return {
     async stop() {
-      await worker.stop();
+      await dispatcher.stop();
+      await Promise.all([worker.stop(), webhookWorker.stop()]);
       prober.close();
     },
   };

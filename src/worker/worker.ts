@@ -3,7 +3,7 @@
  * at once when this process enqueues a job. Periodic tasks (such as enqueueing sweeps) run on timers.
  * Stopping waits for the jobs in flight, so none is cut off half way.
  */
-import type { Job, JobQueue } from '../adapters/queue/queue.ts';
+import type { Job, JobQueue, KindFilter } from '../adapters/queue/queue.ts';
 
 /** Runs one kind of job. Throwing retries the job later; a PermanentJobError does not. */
 export type JobHandler = (job: Job) => Promise<void>;
@@ -35,6 +35,8 @@ export interface WorkerOptions {
   pollIntervalMs: number;
   concurrency: number;
   periodic?: PeriodicTask[];
+  /** The kinds of job this worker takes (all by default). */
+  kinds?: KindFilter;
 }
 
 /** A running worker. */
@@ -120,7 +122,7 @@ export function startWorker(options: WorkerOptions): Worker {
       const free = concurrency - inFlight.size;
       if (free > 0) {
         try {
-          for (const job of await queue.claim(free)) {
+          for (const job of await queue.claim(free, options.kinds)) {
             const running: Promise<void> = runJob(queue, handlers, job, log).finally(() => {
               inFlight.delete(running);
               poke();

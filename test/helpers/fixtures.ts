@@ -7,7 +7,7 @@ import {
   createProduct,
   createUser,
   grantProductToUser,
-} from '../../src/domain/provisioning.ts';
+} from '../../src/domain/access/provisioning.ts';
 
 /** A company made for one test. */
 export interface TestCompany {

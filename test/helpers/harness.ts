@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { createMediaInfoProber, type MediaProber } from '../../src/adapters/probe/mediainfo.ts';
-import { buildApp } from '../../src/app.ts';
+import { buildApp, type RegisteredRoute } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import { closeServices, openServices } from '../../src/server.ts';
 import type { Services } from '../../src/services.ts';
@@ -33,7 +33,7 @@ export interface Harness {
   /** The database URL when on PostgreSQL (a database of this harness's own). */
   databaseUrl: string | undefined;
   /** Every route the app registered. */
-  routes: { method: string | string[]; url: string; hidden: boolean }[];
+  routes: RegisteredRoute[];
   /** Everything the app logged so far. */
   logs(): string;
   /** Runs every due job of the queue, one by one, until none is due; returns how many ran. */

@@ -1,16 +1,6 @@
 /** A harness app listening on 127.0.0.1 (with the worker), so clients talk to it over real HTTP. */
-import { createServer } from 'node:net';
 import { type Harness, startHarness } from './harness.ts';
-
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from './process.ts';
 
 /** A listening harness and its base URL; upload URLs point at it (PUBLIC_URL). */
 export async function startListening(

@@ -10,11 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { conversations } from '../../src/adapters/db/schema.ts';
-import { issueUpload, type UploadUrlResponse } from '../../src/domain/uploads.ts';
+import { issueUpload, type UploadUrlResponse } from '../../src/domain/uploads/uploads.ts';
 import type { TestCompany } from './fixtures.ts';
 import type { Harness } from './harness.ts';
 
 const run = promisify(execFile);
+
+/** Runs ffmpeg quietly, overwriting its output. */
+const ffmpeg = (args: string[]) => run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', ...args]);
 
 /** One test file: its ffmpeg output arguments, and what verification should find in it. */
 export interface MediaSample {
@@ -140,22 +143,10 @@ export async function makeTestMedia(names?: string[]): Promise<TestMedia> {
   const wanted = names ? SAMPLES.filter((s) => names.includes(s.name)) : SAMPLES;
   const jobs = wanted.map((sample) => async () => {
     const inputs = sample.video ? VIDEO_IN : AUDIO_IN;
-    await run('ffmpeg', [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-y',
-      ...inputs,
-      ...sample.args,
-      join(dir, sample.name),
-    ]);
+    await ffmpeg([...inputs, ...sample.args, join(dir, sample.name)]);
   });
   jobs.push(async () => {
-    await run('ffmpeg', [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-y',
+    await ffmpeg([
       '-f',
       'lavfi',
       '-i',
@@ -229,4 +220,16 @@ export async function issueTestUpload(
 export function pathOf(url: string): string {
   const u = new URL(url);
   return `${u.pathname}${u.search}`;
+}
+
+/** Makes a recording of `seconds` (a tone rising each second, so positions differ) in the file's format. */
+export async function makeRecording(path: string, seconds: number, args: string[] = ['-ac', '2']) {
+  await ffmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=300:beep_factor=2:duration=${seconds}:sample_rate=16000`,
+    ...args,
+    path,
+  ]);
 }

@@ -1,25 +1,29 @@
 /** CqsClient: the service's calls, uploads, products and handoff records, typed from its OpenAPI document. */
+import { callPath, iterateCalls, type ListCallsOptions } from './calls.ts';
 import { type WaitOptions, waitForFinalHandoff } from './handoff.ts';
-import { requestJson, type Transport } from './http.ts';
+import { type PutFunction, requestJson, type Transport } from './http.ts';
 import { prepareBody, type UploadBody } from './source.ts';
 import type {
   AddTagsRequest,
+  CallDetail,
   CallHandoff,
+  CallItem,
   CallStateRequest,
   CreateCallRequest,
   CreateCallResponse,
+  CreatedWebhook,
+  CreateWebhookRequest,
+  EventsPage,
+  ListCallsFilters,
   Product,
+  RecordingLink,
   Success,
   UploadStatus,
   UploadUrlResponse,
+  WebhookDelivery,
+  WebhookEndpoint,
 } from './types.ts';
-import {
-  type PutFunction,
-  type PutOptions,
-  putRecording,
-  type VerifyOptions,
-  waitForUpload,
-} from './upload.ts';
+import { type PutOptions, putRecording, type VerifyOptions, waitForUpload } from './upload.ts';
 
 /** How to reach the service. */
 export interface CqsClientOptions {
@@ -57,6 +61,25 @@ export interface UploadRecordingResult {
   status: UploadStatus;
 }
 
+/** Parameters of the event feed. */
+export interface EventsQuery {
+  after?: string;
+  limit?: number;
+  types?: string[];
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
 /** A client of the Call Quality Service. */
 export class CqsClient {
   readonly #transport: Transport;
@@ -68,6 +91,32 @@ export class CqsClient {
       fetch: options.fetch ?? ((input, init) => fetch(input, init)),
     };
     if (options.put) this.#transport.put = options.put;
+  }
+
+  /**
+   * GET /api/v1/calls, every page: the calls that match the filters, newest first, as an async iterator
+   * that follows `next_cursor` (a page is fetched only when the previous one is used up). Needs `calls:read`.
+   */
+  listCalls(
+    filters: ListCallsFilters = {},
+    options: ListCallsOptions = {},
+  ): AsyncGenerator<CallItem, void, undefined> {
+    return iterateCalls(this.#transport, filters, options);
+  }
+
+  /** GET /api/v1/calls/{id}: one call with transcript, tags, metadata, uploads and linked handoff ids. */
+  getCall(id: string, signal?: AbortSignal): Promise<CallDetail> {
+    return requestJson(this.#transport, 'GET', callPath(id), undefined, signal);
+  }
+
+  /** A signed URL of the call's latest ready recording, with its type and size (404 when there is none). */
+  recordingUrl(id: string, signal?: AbortSignal): Promise<RecordingLink> {
+    return requestJson(this.#transport, 'GET', callPath(id, '/recording?redirect=false'), undefined, signal);
+  }
+
+  /** DELETE /api/v1/calls/{id}: erases the call and everything of it (`calls:delete`, an admin's key). */
+  async deleteCall(id: string, signal?: AbortSignal): Promise<void> {
+    await requestJson(this.#transport, 'DELETE', callPath(id), undefined, signal);
   }
 
   /** POST /api/v1/call/create: a transcript-only call answers success, one with filename an upload. */
@@ -86,6 +135,11 @@ export class CqsClient {
     if (contentType !== undefined) request.content_type = contentType;
     const upload = (await this.createCall(request, options.signal)) as UploadUrlResponse;
     await putRecording(this.#transport, upload, prepared, options);
+    // Verification starts at once instead of at the service's next sweep. Best effort: when the call fails
+    // (a service without it, a network error), the sweep still finds the object and the poll below waits.
+    await this.completeUpload(upload.upload_id, options.signal).catch((error: unknown) => {
+      if (options.signal?.aborted) throw error;
+    });
     const verify: VerifyOptions = { ...options.verify };
     if (options.signal && !verify.signal) verify.signal = options.signal;
     const status = await waitForUpload(this.#transport, upload.upload_id, verify);
@@ -95,6 +149,11 @@ export class CqsClient {
   /** GET /api/v1/upload/{upload_id}: an upload's status. */
   getUpload(uploadId: number, signal?: AbortSignal): Promise<UploadStatus> {
     return requestJson(this.#transport, 'GET', `/api/v1/upload/${uploadId}`, undefined, signal);
+  }
+
+  /** POST /api/v1/upload/{upload_id}/complete: says the PUT is done, so verification starts at once. */
+  completeUpload(uploadId: number, signal?: AbortSignal): Promise<UploadStatus> {
+    return requestJson(this.#transport, 'POST', `/api/v1/upload/${uploadId}/complete`, undefined, signal);
   }
 
   /** POST /api/v1/call/add_tags. */
@@ -128,6 +187,70 @@ export class CqsClient {
   getHandoff(handoffId: string, signal?: AbortSignal): Promise<CallHandoff> {
     const path = `/api/v1/call-handoff/${encodeURIComponent(handoffId)}`;
     return requestJson(this.#transport, 'GET', path, undefined, signal);
+  }
+
+  /** GET /api/v1/events: one page of the event feed after `after` (admin key with `events:read`). */
+  getEvents(query: EventsQuery = {}, signal?: AbortSignal): Promise<EventsPage> {
+    const params = new URLSearchParams();
+    if (query.after) params.set('after', query.after);
+    if (query.limit) params.set('limit', String(query.limit));
+    for (const type of query.types ?? []) params.append('type', type);
+    const search = params.size > 0 ? `?${params}` : '';
+    return requestJson(this.#transport, 'GET', `/api/v1/events${search}`, undefined, signal);
+  }
+
+  /**
+   * Follows the event feed from `after` (a cursor saved earlier; the oldest kept event without it), for
+   * ever or until `signal` aborts: yields every non-empty page in order. Save `next_cursor` once a page is
+   * processed and pass it as `after` to resume there; every event is seen exactly once.
+   */
+  async *events(
+    options: EventsQuery & { pollIntervalMs?: number; signal?: AbortSignal } = {},
+  ): AsyncGenerator<EventsPage> {
+    let after = options.after;
+    const { signal } = options;
+    while (!signal?.aborted) {
+      const page = await this.getEvents({ ...options, ...(after ? { after } : {}) }, signal);
+      after = page.next_cursor;
+      if (page.events.length > 0) yield page;
+      else await sleep(options.pollIntervalMs ?? 1000, signal);
+    }
+  }
+
+  /** POST /api/v1/webhooks: a new endpoint, with its `secret` (shown only here). */
+  createWebhook(body: CreateWebhookRequest, signal?: AbortSignal): Promise<CreatedWebhook> {
+    return requestJson(this.#transport, 'POST', '/api/v1/webhooks', body, signal);
+  }
+
+  /** GET /api/v1/webhooks. */
+  async listWebhooks(signal?: AbortSignal): Promise<WebhookEndpoint[]> {
+    const body = await requestJson<{ webhooks: WebhookEndpoint[] }>(
+      this.#transport,
+      'GET',
+      '/api/v1/webhooks',
+      undefined,
+      signal,
+    );
+    return body.webhooks;
+  }
+
+  /** POST /api/v1/webhooks/{id}/test: sends a `webhook.test` message. */
+  testWebhook(id: string, signal?: AbortSignal): Promise<{ event_id: string }> {
+    const path = `/api/v1/webhooks/${encodeURIComponent(id)}/test`;
+    return requestJson(this.#transport, 'POST', path, undefined, signal);
+  }
+
+  /** GET /api/v1/webhooks/{id}/deliveries: the delivery log, newest first. */
+  async listWebhookDeliveries(id: string, signal?: AbortSignal): Promise<WebhookDelivery[]> {
+    const path = `/api/v1/webhooks/${encodeURIComponent(id)}/deliveries`;
+    const body = await requestJson<{ deliveries: WebhookDelivery[] }>(
+      this.#transport,
+      'GET',
+      path,
+      undefined,
+      signal,
+    );
+    return body.deliveries;
   }
 
   /** Waits until the record is final (long poll, else polling with back-off); honours signal and deadline. */

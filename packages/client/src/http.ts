@@ -1,6 +1,15 @@
 /** One JSON request to the service with the key, mapping error answers to CqsError. */
 import { CqsError } from './errors.ts';
-import type { PutFunction } from './upload.ts';
+
+/** Sends one PUT of a recording; answers the status and body text. */
+export type PutFunction = (
+  url: string,
+  init: {
+    headers: Record<string, string>;
+    body: ReadableStream<Uint8Array> | Uint8Array | Blob;
+    signal?: AbortSignal;
+  },
+) => Promise<{ status: number; text: string }>;
 
 /** What every request needs: where, who, and which fetch. */
 export interface Transport {

@@ -1,7 +1,10 @@
 /** @cqs/client: a typed client of the Call Quality Service for Node 20+ and browsers. */
+
+export type { ListCallsOptions } from './calls.ts';
 export {
   CqsClient,
   type CqsClientOptions,
+  type EventsQuery,
   type UploadRecordingInput,
   type UploadRecordingOptions,
   type UploadRecordingResult,
@@ -9,12 +12,13 @@ export {
 export { CqsError, CqsTimeoutError } from './errors.ts';
 export type { paths } from './generated/openapi.ts';
 export type { WaitOptions } from './handoff.ts';
+export type { PutFunction } from './http.ts';
 export type { UploadBody, UploadSource } from './source.ts';
 export type * from './types.ts';
 export {
   fetchPut,
-  type PutFunction,
   type PutOptions,
   type UploadProgress,
   type VerifyOptions,
 } from './upload.ts';
+export { type VerifyWebhookOptions, verifyWebhook, WebhookVerificationError } from './webhooks.ts';

@@ -1,7 +1,7 @@
 /** The PUT of a recording through node:http(s), writing only as fast as the socket drains. */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { PutFunction } from './upload.ts';
+import type { PutFunction } from './http.ts';
 
 /** A PutFunction for Node: unlike Node's fetch, it applies backpressure, so memory stays flat. */
 export const nodePut: PutFunction = (url, { headers, body, signal }) =>

@@ -2,6 +2,7 @@
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { CqsClient, type CqsClientOptions } from './client.ts';
+import { type DownloadOptions, type DownloadResult, downloadTo } from './download.ts';
 import { nodePut } from './node-put.ts';
 import type { UploadSource } from './source.ts';
 
@@ -13,37 +14,68 @@ export async function fileSource(path: string): Promise<UploadSource & { filenam
   return { size, filename: basename(path), open: () => fileStream(path, size) };
 }
 
-/** A pull-based stream of the first `size` bytes of a file: reads only when the consumer asks. */
+/**
+ * A pull-based stream of the first `size` bytes of a file: reads only when the consumer asks. The file is
+ * closed as soon as the last byte is read, on a read error, and on cancel, also when the cancel arrives
+ * while the file is still being opened (a handle left to the garbage collector is DEP0137).
+ */
 function fileStream(path: string, size: number): ReadableStream<Uint8Array> {
   let handle: FileHandle | undefined;
   let position = 0;
+  let cancelled = false;
+  const close = async () => {
+    const open = handle;
+    handle = undefined;
+    await open?.close();
+  };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      handle ??= await open(path, 'r');
-      const buffer = new Uint8Array(Math.min(CHUNK, size - position));
-      const { bytesRead } =
-        buffer.length > 0 ? await handle.read(buffer, 0, buffer.length, position) : { bytesRead: 0 };
-      if (bytesRead === 0) {
-        await handle.close();
-        if (position < size) controller.error(new Error(`${path} shrank while it was read`));
-        else controller.close();
-        return;
+      if (!handle) {
+        const opened = await open(path, 'r');
+        if (cancelled) return opened.close();
+        handle = opened;
       }
-      position += bytesRead;
-      controller.enqueue(buffer.subarray(0, bytesRead));
+      try {
+        const buffer = new Uint8Array(Math.min(CHUNK, size - position));
+        const { bytesRead } =
+          buffer.length > 0 ? await handle.read(buffer, 0, buffer.length, position) : { bytesRead: 0 };
+        if (bytesRead > 0) {
+          position += bytesRead;
+          controller.enqueue(buffer.subarray(0, bytesRead));
+        }
+        if (position >= size || bytesRead === 0) {
+          await close();
+          if (position < size) controller.error(new Error(`${path} shrank while it was read`));
+          else controller.close();
+        }
+      } catch (error) {
+        await close();
+        throw error;
+      }
     },
     async cancel() {
-      await handle?.close();
+      cancelled = true;
+      await close();
     },
   });
 }
 
+export type { DownloadOptions, DownloadProgress, DownloadResult } from './download.ts';
 export * from './index.ts';
 export { nodePut } from './node-put.ts';
 
-/** A CqsClient whose uploads go through `nodePut` (flat memory for large files). */
+/** A CqsClient whose uploads go through `nodePut` (flat memory for large files), and that downloads to files. */
 export class CqsNodeClient extends CqsClient {
   constructor(options: CqsClientOptions) {
     super({ put: nodePut, ...options });
+  }
+
+  /**
+   * Downloads the call's latest ready recording into the file `path` (streamed; replaced only once complete).
+   * Asks for a signed URL (`recordingUrl`), then GETs it without the API key.
+   */
+  async downloadRecording(id: string, path: string, options: DownloadOptions = {}): Promise<DownloadResult> {
+    const link = await this.recordingUrl(id, options.signal);
+    return downloadTo(link, path, options);
   }
 }

@@ -27,3 +27,32 @@ export type Product = OkOf<Get<'/api/v1/product/list'>>['products'][number];
 export type UploadStatus = OkOf<Get<'/api/v1/upload/{upload_id}'>>;
 /** The success body (spec 2.9). */
 export type Success = { success: boolean };
+
+/** A page of the event feed (GET /api/v1/events). */
+export type EventsPage = OkOf<Get<'/api/v1/events'>>;
+/** One event: `{id, type, created_at, data}`; the body of every webhook delivery too. */
+export type CqsEvent = EventsPage['events'][number];
+
+/** Body of POST /api/v1/webhooks. */
+export type CreateWebhookRequest = RequestOf<Post<'/api/v1/webhooks'>>;
+/** A webhook endpoint with its secret, as create answers it. */
+export type CreatedWebhook =
+  Post<'/api/v1/webhooks'> extends { responses: { 201: infer R } } ? JsonBody<R> : never;
+/** A webhook endpoint. */
+export type WebhookEndpoint = OkOf<Get<'/api/v1/webhooks'>>['webhooks'][number];
+/** One delivery of the log of an endpoint. */
+export type WebhookDelivery = OkOf<Get<'/api/v1/webhooks/{id}/deliveries'>>['deliveries'][number];
+type QueryOf<O> = O extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+/** The filters of GET /api/v1/calls (every one optional, combined with AND); `tag` may be repeated. */
+export type ListCallsFilters = Omit<QueryOf<Get<'/api/v1/calls'>>, 'cursor' | 'limit' | 'tag'> & {
+  /** `KEY` (the call has the tag) or `KEY:VALUE` (its value written as text); several: all must match. */
+  tag?: string | string[];
+};
+/** One page of GET /api/v1/calls. */
+export type CallPage = OkOf<Get<'/api/v1/calls'>>;
+/** A call as the list shows it. */
+export type CallItem = CallPage['calls'][number];
+/** One call with everything stored about it (GET /api/v1/calls/{id}). */
+export type CallDetail = OkOf<Get<'/api/v1/calls/{id}'>>;
+/** A signed URL of a call's recording (GET /api/v1/calls/{id}/recording?redirect=false). */
+export type RecordingLink = OkOf<Get<'/api/v1/calls/{id}/recording'>>;

@@ -1,7 +1,7 @@
 /** The PUT of a recording to its signed URL (with retries and progress) and the wait for verification. */
 import { fullJitter, sleep } from './backoff.ts';
 import { CqsError, CqsTimeoutError, isAbort, isRetryable } from './errors.ts';
-import { requestJson, type Transport } from './http.ts';
+import { type PutFunction, requestJson, type Transport } from './http.ts';
 import { countingStream, type PreparedBody } from './source.ts';
 import type { UploadStatus, UploadUrlResponse } from './types.ts';
 
@@ -11,16 +11,6 @@ export interface UploadProgress {
   total: number;
   attempt: number;
 }
-
-/** Sends one PUT of a recording; answers the status and body text. */
-export type PutFunction = (
-  url: string,
-  init: {
-    headers: Record<string, string>;
-    body: ReadableStream<Uint8Array> | Uint8Array | Blob;
-    signal?: AbortSignal;
-  },
-) => Promise<{ status: number; text: string }>;
 
 /** The PUT through fetch (browsers; in Node prefer `nodePut` of `@cqs/client/node`, which keeps memory flat). */
 export function fetchPut(doFetch: typeof fetch): PutFunction {

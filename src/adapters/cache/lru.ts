@@ -4,6 +4,8 @@
 export interface LruCache<V> {
   get(key: string): V | undefined;
   set(key: string, value: V): void;
+  /** Forgets the entry (an erased record). */
+  delete(key: string): void;
   readonly size: number;
 }
 
@@ -28,6 +30,9 @@ export function createLruCache<V>(capacity: number): LruCache<V> {
         if (oldest.done) break;
         entries.delete(oldest.value);
       }
+    },
+    delete(key) {
+      entries.delete(key);
     },
     get size() {
       return entries.size;

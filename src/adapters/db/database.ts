@@ -14,6 +14,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.ts';
+import { translatingErrors } from './error-translation.ts';
 import * as schema from './schema.ts';
 
 /** The query interface every repository takes: the database itself or a transaction of it. */
@@ -44,20 +45,86 @@ export interface DatabaseOptions {
   dataDir: string;
   /** Size of the PostgreSQL connection pool. */
   poolSize?: number;
+  /** PostgreSQL time limits (milliseconds); see `DatabaseTimeouts`. */
+  timeouts?: DatabaseTimeouts;
 }
+
+/**
+ * Time limits of PostgreSQL connections, so a database that stops answering (traffic paused, sockets open)
+ * fails requests within `connectMs + statementMs` instead of hanging them.
+ */
+export interface DatabaseTimeouts {
+  /** Connecting a new connection, and waiting for a free one in the pool. */
+  connectMs: number;
+  /** One statement: the server cancels it (statement_timeout) and the client drops a connection that stays silent. */
+  statementMs: number;
+  /** A transaction left idle on the server (idle_in_transaction_session_timeout). */
+  idleInTransactionMs: number;
+}
+
+/** The limits when none are given (the defaults of DB_CONNECT_TIMEOUT, DB_STATEMENT_TIMEOUT, …). */
+export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
+  connectMs: 2000,
+  statementMs: 3000,
+  idleInTransactionMs: 10_000,
+};
 
 /** Opens (and for PGlite, locks) the database; does not migrate. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  if (options.databaseUrl) {
+    return openPostgres(
+      options.databaseUrl,
+      options.poolSize ?? 10,
+      options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS,
+    );
+  }
   return openPglite(join(options.dataDir, 'pglite'));
 }
 
-async function openPostgres(url: string, poolSize: number): Promise<Database> {
+/** Clients whose statements the watchdog leaves alone (the migration client: migrations may be long). */
+const UNWATCHED = new WeakSet<object>();
+
+/**
+ * Drops the connection of a statement that has had no answer after `ms`: the server-side statement_timeout
+ * cannot help when the server's traffic is paused, and a connection stuck on a silent socket would hang
+ * every later query on it. Its query fails at once ("Connection terminated"), the request answers 503 and
+ * the pool discards the client.
+ */
+function watchStatements(client: pg.PoolClient, ms: number): void {
+  const query = client.query as (...args: unknown[]) => unknown;
+  const stream = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
+  (client as { query: unknown }).query = (...args: unknown[]): unknown => {
+    if (UNWATCHED.has(client) || !stream) return query.apply(client, args);
+    const timer = setTimeout(() => stream.destroy(), ms);
+    const settle = () => clearTimeout(timer);
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      args[last] = (...result: unknown[]) => {
+        settle();
+        return (callback as (...r: unknown[]) => unknown)(...result);
+      };
+    }
+    const result = query.apply(client, args);
+    if (typeof callback !== 'function') {
+      if (typeof (result as { then?: unknown } | null)?.then === 'function') {
+        (result as Promise<unknown>).then(settle, settle);
+      } else settle();
+    }
+    return result;
+  };
+}
+
+async function openPostgres(url: string, poolSize: number, timeouts: DatabaseTimeouts): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
-    connectionTimeoutMillis: 5000,
+    // pg-pool uses it for a new connection and for a wait for a free one.
+    connectionTimeoutMillis: timeouts.connectMs,
     idleTimeoutMillis: 30000,
+    keepAlive: true,
+    statement_timeout: timeouts.statementMs,
+    idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
   });
   // An idle client that loses its server emits here; without a listener the process would crash.
   pool.on('error', () => {});
@@ -66,8 +133,9 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   // The next query on it fails, the request answers 503 and the pool discards the client.
   pool.on('connect', (client) => {
     client.on('error', () => {});
+    watchStatements(client, timeouts.statementMs);
   });
-  const db = drizzlePg(pool, { schema }) as unknown as Db;
+  const db = drizzlePg({ client: translatingErrors(pool), schema }) as unknown as Db;
   return {
     kind: 'postgres',
     db,
@@ -77,7 +145,9 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     },
     async migrate() {
       const client = await pool.connect();
+      UNWATCHED.add(client);
       try {
+        await client.query('set statement_timeout = 0');
         await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
         try {
           await migratePg(drizzlePg(client), { migrationsFolder: MIGRATIONS_FOLDER });
@@ -85,7 +155,8 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
           await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]);
         }
       } finally {
-        client.release();
+        // Not reused: its statement_timeout was lifted, and the watchdog ignores it.
+        client.release(true);
       }
     },
     async close() {
@@ -104,7 +175,7 @@ async function openPglite(dir: string): Promise<Database> {
     lock.release();
     throw error;
   }
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  const db = drizzlePglite({ client: translatingErrors(client), schema }) as unknown as Db;
   return {
     kind: 'pglite',
     db,

@@ -1,4 +1,7 @@
-/** Classifies database errors, so the HTTP edge can answer 503 for an outage and 409 for a final record. */
+/**
+ * Classifies database errors: an outage (the HTTP edge answers 503), and the SQLSTATEs that
+ * `error-translation.ts` turns into domain errors.
+ */
 
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
@@ -36,15 +39,6 @@ function chain(error: unknown): unknown[] {
   return out;
 }
 
-/** The SQLSTATE (or Node errno code) of an error or of any error that caused it. */
-export function databaseErrorCode(error: unknown): string | undefined {
-  for (const e of chain(error)) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return undefined;
-}
-
 /** True when the error means the database cannot be reached, rather than that the query was wrong. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   return chain(error).some((e) => {
@@ -57,5 +51,3 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 
 /** SQLSTATE raised by the call_handoffs trigger when a final record would change. */
 export const FINAL_RECORD_SQLSTATE = 'CQ409';
-/** SQLSTATE of a unique violation. */
-export const UNIQUE_VIOLATION = '23505';

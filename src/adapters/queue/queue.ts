@@ -6,7 +6,7 @@
  * the job is kept, dead, with its last error. A job is deleted when done. Times come from the database's
  * clock, so several processes agree on them.
  */
-import { and, asc, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, isNull, lt, lte, notInArray, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { jobs } from '../db/schema.ts';
 
@@ -34,6 +34,12 @@ export interface Job {
   lastError: string | null;
 }
 
+/** Which kinds of job a worker takes, so that one kind cannot take every slot from another. */
+export interface KindFilter {
+  only?: readonly string[];
+  except?: readonly string[];
+}
+
 /** What became of a failed job. */
 export type FailOutcome = 'retry' | 'dead';
 
@@ -41,8 +47,8 @@ export type FailOutcome = 'retry' | 'dead';
 export interface JobQueue {
   /** Adds a job (in `db`, which may be a transaction); false when its dedupe key is already queued. */
   enqueue(db: Db, job: NewJob): Promise<boolean>;
-  /** Claims up to `limit` due jobs for `leaseSeconds`. */
-  claim(limit: number): Promise<Job[]>;
+  /** Claims up to `limit` due jobs for `leaseSeconds`, only of `kinds.only` / not of `kinds.except`. */
+  claim(limit: number, kinds?: KindFilter): Promise<Job[]>;
   /** Deletes a finished job, unless its lease was lost to another worker meanwhile. */
   complete(job: Job): Promise<void>;
   /** Records a failure: retried later with backoff, or dead after the last attempt or when permanent. */
@@ -99,7 +105,7 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
       return rows.length > 0;
     },
 
-    async claim(limit) {
+    async claim(limit, kinds = {}) {
       const due = db
         .select({ id: jobs.id })
         .from(jobs)
@@ -110,6 +116,8 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
             // A job still holding a lease it never released lost its worker: take it even on its last
             // attempt, so that it is declared dead (and its dedupe key freed) instead of lingering.
             or(lt(jobs.attempts, jobs.maxAttempts), isNotNull(jobs.lockedUntil)),
+            kinds.only ? inArray(jobs.kind, [...kinds.only]) : undefined,
+            kinds.except?.length ? notInArray(jobs.kind, [...kinds.except]) : undefined,
           ),
         )
         .orderBy(asc(jobs.runAt), asc(jobs.id))

@@ -6,6 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -88,6 +89,17 @@ class Meter extends Transform {
 }
 
 /**
+ * The owner part of this process's temporary file names: `<host>.<pid>`, so a start can tell its own
+ * leftovers (and those of a dead process on this host) from the files of a live upload of another process.
+ */
+export function tempFileOwner(): string {
+  return `${TEMP_FILE_HOST}.${process.pid}`;
+}
+
+/** This host's name as temporary file names carry it. */
+export const TEMP_FILE_HOST = hostname().replace(/[^A-Za-z0-9-]/g, '_');
+
+/**
  * Writes `body` to `path` through a temporary file in `tmpDir` (on the same file system, so the final
  * rename is atomic). Throws UploadBodyError when the body is not as declared; other errors are I/O errors.
  */
@@ -97,7 +109,7 @@ export async function writeObjectFile(
   tmpDir: string,
   limits: WriteLimits,
 ): Promise<WrittenObject> {
-  const tmp = join(tmpDir, `${randomUUID()}.part`);
+  const tmp = join(tmpDir, `${tempFileOwner()}.${randomUUID()}.part`);
   const meter = new Meter(limits);
   try {
     try {

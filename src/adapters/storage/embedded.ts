@@ -3,25 +3,56 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { open, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
-import { signedPutUrl } from './embedded-signer.ts';
-import { type WriteLimits, type WrittenObject, writeObjectFile } from './embedded-writer.ts';
+import { createSignedUrlReceiver } from './embedded-receiver.ts';
+import { signedGetUrl, signedPutUrl } from './embedded-signer.ts';
+import { TEMP_FILE_HOST } from './embedded-writer.ts';
 import { objectPath } from './object-path.ts';
-import type { ObjectInfo, ObjectReader, PresignedPut, Storage } from './storage.ts';
+import type {
+  ObjectInfo,
+  ObjectReader,
+  PresignedGet,
+  PresignedPut,
+  SignedUrlReceiver,
+  Storage,
+} from './storage.ts';
 
-/** The embedded backend, with what its upload route needs to check and store uploads. */
+/** The embedded backend: it receives the uploads to the URLs it signs. */
 export interface EmbeddedStorage extends Storage {
   readonly kind: 'embedded';
+  readonly receiver: SignedUrlReceiver;
   /** The HMAC secret of the upload URLs. */
   readonly secret: string;
   /** The folder that holds the objects. */
   readonly root: string;
-  /** Streams an upload body into the object `objectKey` (see embedded-writer.ts). */
-  putObject(objectKey: string, body: Readable, limits: WriteLimits): Promise<WrittenObject>;
 }
 
-/** Temporary files older than this are left over from a crash and removed at start. */
+/** Temporary files of another host (a shared DATA_DIR), or of no known owner, are removed after this. */
 const STALE_TEMP_MS = 24 * 3600 * 1000;
+
+/** True when a process with this id runs on this host. */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * True when no live upload can own this temporary file: it is named `<host>.<pid>.<uuid>.part`, and on
+ * this host that process is this one (starting: none of its uploads is live yet, so the file is a
+ * leftover of a crashed process that had the same id, as pid 1 in a container) or is gone. Files of
+ * other hosts (a shared DATA_DIR) and of the older naming wait for STALE_TEMP_MS.
+ */
+function isLeftover(name: string, ageMs: number): boolean {
+  const match = /^(.+)\.(\d+)\.[0-9a-f-]{36}\.part$/.exec(name);
+  if (match && match[1] === TEMP_FILE_HOST) {
+    const pid = Number(match[2]);
+    return pid === process.pid || !isAlive(pid);
+  }
+  return ageMs > STALE_TEMP_MS;
+}
 
 /** Reads the signing secret from DATA_DIR, making one on first start, unless one is configured. */
 export function loadSigningSecret(dataDir: string, configured: string | undefined): string {
@@ -48,7 +79,7 @@ function removeStaleTempFiles(tmpDir: string): void {
   for (const name of readdirSync(tmpDir)) {
     const path = join(tmpDir, name);
     try {
-      if (Date.now() - statSync(path).mtimeMs > STALE_TEMP_MS) unlinkSync(path);
+      if (isLeftover(name, Date.now() - statSync(path).mtimeMs)) unlinkSync(path);
     } catch {
       // Gone already, or another process's: not ours to worry about.
     }
@@ -77,6 +108,7 @@ export function createEmbeddedStorage(options: {
     kind: 'embedded',
     secret,
     root,
+    receiver: createSignedUrlReceiver({ secret, root, tmpDir }),
     async presignPut(objectKey: string, contentType: string, expiresIn: number): Promise<PresignedPut> {
       objectPath(root, objectKey);
       const expires = Math.floor(Date.now() / 1000) + expiresIn;
@@ -86,8 +118,10 @@ export function createEmbeddedStorage(options: {
         contentType,
       };
     },
-    putObject(objectKey, body, limits) {
-      return writeObjectFile(body, objectPath(root, objectKey), tmpDir, limits);
+    async presignGet(objectKey: string, contentType: string, expiresIn: number): Promise<PresignedGet> {
+      objectPath(root, objectKey);
+      const expires = Math.floor(Date.now() / 1000) + expiresIn;
+      return { url: signedGetUrl(options.publicUrl, secret, objectKey, contentType, expires), expiresIn };
     },
     async head(objectKey: string): Promise<ObjectInfo | undefined> {
       try {

@@ -1,6 +1,7 @@
 /**
  * The S3-compatible storage backend (AWS S3, MinIO, Cloudflare R2, Google Cloud Storage's S3 interface):
- * presigned PUT URLs that pin the Content-Type, HeadObject to learn whether the client uploaded, ranged
+ * presigned PUT URLs that pin the Content-Type, presigned GET URLs that answer with the upload's
+ * Content-Type (`response-content-type`, signed with the URL), HeadObject to learn whether the client uploaded, ranged
  * GETs to probe, and DeleteObject for refused objects.
  */
 import {
@@ -12,7 +13,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { ObjectInfo, ObjectReader, PresignedPut, Storage } from './storage.ts';
+import type { ObjectInfo, ObjectReader, PresignedGet, PresignedPut, Storage } from './storage.ts';
 import { StorageUnavailableError } from './storage.ts';
 
 /** Where the bucket is and how to reach it. */
@@ -103,6 +104,16 @@ export function createS3Storage(options: S3StorageOptions): S3Storage {
         { expiresIn, signableHeaders: new Set(['content-type']) },
       );
       return { url, expiresIn, contentType };
+    },
+    async presignGet(objectKey: string, contentType: string, expiresIn: number): Promise<PresignedGet> {
+      // S3 answers with the stored object's Content-Type unless the URL names one: name the upload's own,
+      // whatever the uploader's tool stored. S3 serves ranges, ETag and Accept-Ranges itself.
+      const url = await getSignedUrl(
+        client,
+        new GetObjectCommand({ Bucket, Key: objectKey, ResponseContentType: contentType }),
+        { expiresIn },
+      );
+      return { url, expiresIn };
     },
     async open(objectKey: string): Promise<ObjectReader | undefined> {
       const info = await head(objectKey);

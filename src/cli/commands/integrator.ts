@@ -14,6 +14,7 @@ import {
 } from '../integrator-io.ts';
 import { CliError, printJson } from '../output.ts';
 import { collectTag } from '../tags.ts';
+import { registerCallReadCommands } from './integrator-calls.ts';
 
 /** Video-only extensions and their type (spec 4.1); other extensions take the audio path without a type. */
 const VIDEO_TYPES: Record<string, string> = {
@@ -45,7 +46,7 @@ interface UploadFlags extends ConnectionFlags {
   contentType?: string;
 }
 
-/** Adds `calls upload`, `calls tag`, `handoff get`, `handoff wait` and `products`. */
+/** Adds `calls upload`, `calls tag`, the read commands of `calls`, `handoff get`, `handoff wait` and `products`. */
 export function registerIntegratorCommands(program: Command): void {
   const calls = usageExitCodes(
     program.command('calls').description('Calls on a running service (uses the API)'),
@@ -77,6 +78,8 @@ export function registerIntegratorCommands(program: Command): void {
         else process.stdout.write(`tagged ${flags.conversationId} (${flags.tag.length} tags)\n`);
       }),
     );
+
+  registerCallReadCommands(calls);
 
   const handoff = usageExitCodes(
     program.command('handoff').description('Call-handoff records (uses the API)'),

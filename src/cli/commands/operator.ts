@@ -5,7 +5,7 @@ import { listApiKeys } from '../../adapters/db/repositories/api-keys.ts';
 import { listCompanies } from '../../adapters/db/repositories/companies.ts';
 import { listProducts } from '../../adapters/db/repositories/products.ts';
 import { listUsers, updateUser } from '../../adapters/db/repositories/users.ts';
-import { NotFoundError } from '../../domain/errors.ts';
+import { SCOPES } from '../../domain/access/api-keys.ts';
 import {
   createApiKey,
   createCompany,
@@ -14,16 +14,37 @@ import {
   grantProductToUser,
   revokeKey,
   setProductArchived,
-} from '../../domain/provisioning.ts';
-import { applySeed, parseSeedFile } from '../../domain/seed.ts';
+} from '../../domain/access/provisioning.ts';
+import { applySeed, parseSeedFile } from '../../domain/access/seed.ts';
+import { updateRetention } from '../../domain/calls/retention.ts';
+import { NotFoundError } from '../../domain/errors.ts';
 import { CliError, printJson, withServices } from '../io.ts';
+import { formatTable } from '../output.ts';
 
 const role = (value: string) => {
   if (value !== 'admin' && value !== 'agent') throw new CliError('--role must be admin or agent', 2);
   return value;
 };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const LISTED_BY: Record<string, string> = {
+  company: 'cqs company list',
+  user: 'cqs user list --company ID',
+  key: 'cqs key list --company ID',
+};
+/** Checks an id before any query: the database would refuse it with its SQL in the message. */
+const uuid = (what: string, name: string) => (value: string) => {
+  if (!UUID.test(value)) {
+    throw new CliError(
+      `${what}: ${JSON.stringify(value)} is not a ${name} id; ${name} ids are UUIDs ` +
+        `(like 0b9e4c52-5d1f-4a8e-9c3a-2f6d7e8a1b90), as \`${LISTED_BY[name]}\` prints them`,
+      2,
+    );
+  }
+  return value.toLowerCase();
+};
 const integer = (value: string) => {
-  if (!/^\d+$/.test(value)) throw new CliError(`not a whole number: ${value}`, 2);
+  if (!/^\d+$/.test(value))
+    throw new CliError(`${JSON.stringify(value)} is not a product id (a whole number)`, 2);
   return Number(value);
 };
 
@@ -38,12 +59,25 @@ export function registerOperatorCommands(program: Command): void {
     .command('list')
     .description('List companies')
     .action(() => withServices(async (s) => (await listCompanies(s.database.db)).forEach(printJson)));
+  company
+    .command('update <id>')
+    .description('Change a company')
+    .requiredOption(
+      '--retention-days <days|none>',
+      'erase calls whose start_time is older than this many days (daily sweep); none: keep them',
+    )
+    .action((id: string, o: { retentionDays: string }) =>
+      withServices(async (s) => {
+        const days = ['none', 'clear'].includes(o.retentionDays) ? null : integer(o.retentionDays);
+        printJson(await updateRetention({ db: s.database.db }, id, days));
+      }),
+    );
 
   const user = program.command('user').description('Users of a company');
   user
     .command('create')
     .description('Create a user')
-    .requiredOption('--company <id>', 'company id')
+    .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
     .requiredOption('--email <email>', 'email (matched case-insensitively; need not be unique)')
     .requiredOption('--role <role>', 'admin or agent', role)
     .option('--inactive', 'create the user inactive')
@@ -56,7 +90,7 @@ export function registerOperatorCommands(program: Command): void {
     );
   user
     .command('list')
-    .requiredOption('--company <id>', 'company id')
+    .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
     .action((o: { company: string }) =>
       withServices(async (s) => (await listUsers(s.database.db, o.company)).forEach(printJson)),
     );
@@ -67,10 +101,10 @@ export function registerOperatorCommands(program: Command): void {
     user
       .command(`${name} <userId>`)
       .description(`${name[0]?.toUpperCase()}${name.slice(1)} a user (an inactive user's keys stop working)`)
-      .requiredOption('--company <id>', 'company id')
+      .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
       .action((userId: string, o: { company: string }) =>
         withServices(async (s) => {
-          const row = await updateUser(s.database.db, o.company, userId, { active });
+          const row = await updateUser(s.database.db, o.company, uuid('USER_ID', 'user')(userId), { active });
           if (!row) throw new NotFoundError(`user ${userId} not found`);
           printJson(row);
         }),
@@ -80,7 +114,7 @@ export function registerOperatorCommands(program: Command): void {
   const product = program.command('product').description('Products of a company');
   product
     .command('create')
-    .requiredOption('--company <id>', 'company id')
+    .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
     .requiredOption('--name <name>', 'product name (unique in the company)')
     .option('--archived', 'create it archived')
     .action((o: { company: string; name: string; archived?: boolean }) =>
@@ -90,7 +124,7 @@ export function registerOperatorCommands(program: Command): void {
     );
   product
     .command('list')
-    .requiredOption('--company <id>', 'company id')
+    .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
     .action((o: { company: string }) =>
       withServices(async (s) => (await listProducts(s.database.db, o.company)).forEach(printJson)),
     );
@@ -100,7 +134,7 @@ export function registerOperatorCommands(program: Command): void {
   ] as const) {
     product
       .command(`${name} <productId>`)
-      .requiredOption('--company <id>', 'company id')
+      .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
       .action((productId: string, o: { company: string }) =>
         withServices(async (s) =>
           printJson(await setProductArchived(s.database.db, o.company, integer(productId), archived)),
@@ -111,9 +145,9 @@ export function registerOperatorCommands(program: Command): void {
   program
     .command('grant')
     .description('Let a (non-admin) user see a product')
-    .requiredOption('--company <id>', 'company id')
+    .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
     .requiredOption('--product <id>', 'product id')
-    .requiredOption('--user <id>', 'user id')
+    .requiredOption('--user <id>', 'user id (a UUID)', uuid('--user', 'user'))
     .action((o: { company: string; product: string; user: string }) =>
       withServices(async (s) => {
         await grantProductToUser(s.database.db, o.company, integer(o.product), o.user);
@@ -125,9 +159,9 @@ export function registerOperatorCommands(program: Command): void {
   key
     .command('create')
     .description('Issue a key; it is printed once and only its hash is kept')
-    .requiredOption('--company <id>', 'company id')
-    .requiredOption('--user <id>', 'user id')
-    .option('--scopes <list>', 'comma-separated: calls, handoff:write', 'calls')
+    .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
+    .requiredOption('--user <id>', 'user id (a UUID)', uuid('--user', 'user'))
+    .option('--scopes <list>', `comma-separated: ${SCOPES.join(', ')}`, 'calls')
     .action((o: { company: string; user: string; scopes: string }) =>
       withServices(async (s) => {
         const issued = await createApiKey(
@@ -141,15 +175,45 @@ export function registerOperatorCommands(program: Command): void {
     );
   key
     .command('list')
-    .requiredOption('--company <id>', 'company id')
-    .action((o: { company: string }) =>
-      withServices(async (s) => (await listApiKeys(s.database.db, o.company)).forEach(printJson)),
+    .description('List the keys of a company: id, prefix, user, scopes, created and revoked times')
+    .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
+    .option('--json', 'one JSON object per line instead of a table')
+    .action((o: { company: string; json?: boolean }) =>
+      withServices(async (s) => {
+        const [keys, people] = await Promise.all([
+          listApiKeys(s.database.db, o.company),
+          listUsers(s.database.db, o.company),
+        ]);
+        const emailOf = new Map(people.map((u) => [u.id, u.email]));
+        if (o.json) {
+          for (const k of keys) printJson({ ...k, userEmail: emailOf.get(k.userId) ?? null });
+          return;
+        }
+        const when = (d: Date | null) => (d ? d.toISOString().replace(/\.\d{3}Z$/, 'Z') : '-');
+        process.stdout.write(
+          formatTable(
+            ['ID', 'PREFIX', 'USER', 'SCOPES', 'CREATED', 'REVOKED'],
+            keys.map((k) => [
+              k.id,
+              k.keyPrefix,
+              emailOf.get(k.userId) ?? k.userId,
+              k.scopes.join(','),
+              when(k.createdAt),
+              when(k.revokedAt),
+            ]),
+          ),
+        );
+      }),
     );
   key
-    .command('revoke <keyId>')
-    .requiredOption('--company <id>', 'company id')
-    .action((keyId: string, o: { company: string }) =>
-      withServices(async (s) => printJson(await revokeKey(s.database.db, o.company, keyId))),
+    .command('revoke <keyIdOrKey>')
+    .description('Revoke a key, named by its id (cqs key list) or by the key itself (cqs_…)')
+    .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
+    .action((keyIdOrKey: string, o: { company: string }) =>
+      withServices(async (s) => {
+        const named = keyIdOrKey.startsWith('cqs_') ? keyIdOrKey : uuid('KEY_ID', 'key')(keyIdOrKey);
+        printJson(await revokeKey(s.database.db, o.company, named));
+      }),
     );
 
   program

@@ -1,26 +1,10 @@
-/** Schemas shared by many routes: the error bodies of decisions 7–8 and the success body. */
+/** What many routes share: the error bodies of each status (decision 8), and the auth declarations. */
 import { type TSchema, Type } from 'typebox';
+import { MAX_METADATA_KEYS } from '../../domain/limits.ts';
+import { MAX_JSON_DEPTH } from '../json-body.ts';
 
-/** ErrorResponse (spec 2.8). */
-export const ErrorResponse = Type.Object(
-  { error: Type.String({ description: 'What went wrong, for a person to read.' }) },
-  { $id: 'ErrorResponse', description: 'Every non-2xx answer of the API carries at least `error`.' },
-);
-
-/** The 409 body when more than one active user holds the agent email (spec 2.10, decision 7). */
-export const AgentConflictResponse = Type.Object(
-  {
-    error: Type.String(),
-    agent_email: Type.String({ description: 'The agent_email as the request sent it.' }),
-    conflicting_user_ids: Type.Array(Type.String(), {
-      description: 'Opaque ids of the active users that hold the email.',
-    }),
-  },
-  { $id: 'AgentConflictResponse' },
-);
-
-/** The success body (spec 2.9). */
-export const SuccessResponse = Type.Object({ success: Type.Boolean() }, { $id: 'SuccessResponse' });
+/** The limits sentence of every metadata field's description. */
+export const METADATA_LIMITS = `At most ${MAX_METADATA_KEYS} top-level keys (per request and per stored record) and nested at most ${MAX_JSON_DEPTH} levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).`;
 
 const ERROR_TEXT: Record<number, string> = {
   400: 'The body is not valid JSON or not an object, or the API key was sent both ways.',
@@ -28,6 +12,7 @@ const ERROR_TEXT: Record<number, string> = {
   403: 'The API key lacks the scope this endpoint needs.',
   404: 'Not found (another company’s objects are not found either).',
   409: 'Conflict with the current state.',
+  410: 'Gone for good: the cursor is older than the oldest kept event.',
   413: 'Request body too large.',
   415: 'Content-Type is not application/json.',
   422: 'A field is invalid; the message names it.',
@@ -41,6 +26,7 @@ const ERROR_EXAMPLE: Record<number, string> = {
   403: 'API key lacks the "calls" scope',
   404: 'not found',
   409: 'conflict',
+  410: 'the cursor is older than the oldest kept event; start again without after',
   413: 'request body is too large',
   415: 'unsupported Content-Type; send application/json',
   422: 'tags[0].type: must be one of "string", "integer", "boolean"',
@@ -59,9 +45,3 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   }
   return out;
 }
-
-/** The errors any authenticated JSON endpoint can answer with. */
-export const AUTHENTICATED_ERRORS = [400, 401, 403, 429, 503] as const;
-
-/** The security requirement of an authenticated route: the Bearer header, or the deprecated query key. */
-export const SECURITY: { [scheme: string]: string[] }[] = [{ bearerAuth: [] }, { apiKeyQuery: [] }];

@@ -9,28 +9,7 @@ export interface paths {
             cookie?: never;
         };
         /** The process is up */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            status: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getHealth"];
         put?: never;
         post?: never;
         delete?: never;
@@ -47,44 +26,7 @@ export interface paths {
             cookie?: never;
         };
         /** The database answers */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            status: string;
-                        };
-                    };
-                };
-                /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "service temporarily unavailable; retry later"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -102,121 +44,11 @@ export interface paths {
         };
         /**
          * List the products the caller may see
-         * @description An admin sees every product of the company; another user sees the products granted to them. Active and archived products are both listed.
+         * @description Needs an API key with the `calls` scope.
+         *
+         *     An admin sees every product of the company; another user sees the products granted to them. Active and archived products are both listed.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "products": [
-                         *         {
-                         *           "id": 1,
-                         *           "name": "Sales QA",
-                         *           "status": "active"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": {
-                            products: components["schemas"]["def-0"][];
-                        };
-                    };
-                };
-                /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is not valid JSON"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "invalid API key"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description The API key lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "API key lacks the \"calls\" scope"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Rate limited; retry after `Retry-After` seconds. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "rate limit exceeded; retry in 12 seconds"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "service temporarily unavailable; retry later"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listProducts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -236,7 +68,9 @@ export interface paths {
         put?: never;
         /**
          * Create a call (transcript, or media upload)
-         * @description Records a call of the agent (agent_email) under conversation_id. Calls are unique by agent and
+         * @description Needs an API key with the `calls` scope.
+         *
+         *     Records a call of the agent (agent_email) under conversation_id. Calls are unique by agent and
          *     conversation_id: creating an existing pair updates it (a sent transcript replaces the stored one, sent tags
          *     are upserted, product_id is updated, speaker and start_time change only when sent, and with filename a new
          *     upload is issued), so a retried create never makes a duplicate. Each request is one transaction: in every
@@ -282,252 +116,7 @@ export interface paths {
          *     match the type); a file name without extension is accepted only without content_type or with
          *     application/octet-stream. content_type without filename is a 422.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description Email of the agent: an active user of the caller’s company, compared without regard to case. No such user: 404; several: 409 with `agent_email` and `conflicting_user_ids`.
-                         * @example agent@example.com
-                         */
-                        agent_email: string;
-                        /** @description A product the caller may see (product/list): otherwise 404; archived: 422. */
-                        product_id: number;
-                        /**
-                         * @description The caller’s id of the call, 1–255 characters. Calls are unique by agent and conversation_id.
-                         * @example call-2026-0001
-                         */
-                        conversation_id?: string;
-                        /** @description Seconds since the Unix epoch, fractions allowed; defaults to the time of the request. Above 100000000000 (milliseconds by mistake) or negative: 422. */
-                        start_time?: number;
-                        /** @description Base name of the media file; with it the answer is an upload. No `/`, `\`, control characters, `.` or `..`; at most 255 bytes. */
-                        filename?: string;
-                        /** @description MIME type of the file, needs filename. Compared case-insensitively, parameters after `;` ignored; upload_content_type echoes it exactly. See the tables above. */
-                        content_type?: string;
-                        /** @description Speaker separation (spec 2.4); omitted: diarization. */
-                        speaker?: {
-                            /**
-                             * @description diarize (default) or channels (one speaker per channel).
-                             * @enum {unknown}
-                             */
-                            separation?: "diarize" | "channels";
-                            /** @description [left, right] roles: ["agent", "customer"] or ["customer", "agent"]. Only meaningful with separation "channels"; accepted and without effect otherwise. When omitted, roles are identified automatically. */
-                            channel_map?: ("agent" | "customer")[];
-                        };
-                        /**
-                         * @deprecated
-                         * @description Deprecated: use speaker. Two distinct roles, [left, right]; means speaker {separation: "channels", channel_map: channels}. With a speaker that says otherwise: 422.
-                         */
-                        channels?: ("agent" | "customer")[];
-                        /** @description Segments in order; replaces a stored transcript. At most 10000 segments (more: 422). */
-                        transcript?: {
-                            /**
-                             * @description Who speaks.
-                             * @enum {unknown}
-                             */
-                            role: "agent" | "customer";
-                            /** @description Spoken text. */
-                            text: string;
-                            /** @description Offset of the segment start; not negative. */
-                            start: number;
-                            /** @description Offset of the segment end; not less than start. */
-                            stop: number;
-                        }[];
-                        /** @description Typed tags, one value per key: a later request replaces the value and type of a key. The same key twice in one request is a 422; at most 100 tags per request (more: 422). */
-                        tags?: {
-                            /** @description Tag name, 1–128 characters. */
-                            key: string;
-                            /**
-                             * @description One of string, integer, boolean; anything else (float…) is a 422.
-                             * @enum {unknown}
-                             */
-                            type: "string" | "integer" | "boolean";
-                            /** @description Must agree with type: a string of at most 4,096 characters; a JSON integer within ±(2^53−1); true or false. */
-                            value: string | number | boolean;
-                        }[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Without filename the success body; with filename the upload body (UploadURLResponse). */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            success: boolean;
-                            conversation_id: string;
-                        } | {
-                            /** @description Identifier of the upload. */
-                            upload_id: number;
-                            conversation_id: string;
-                            /** @description Signed URL: PUT the raw bytes here. */
-                            upload_url: string;
-                            /** @description Seconds for which upload_url is valid. */
-                            expires_in: number;
-                            /** @description Send exactly this Content-Type with the PUT; the signed URL pins it (else 403). */
-                            upload_content_type: string;
-                        };
-                    };
-                };
-                /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is not valid JSON"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "invalid API key"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description The API key lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "API key lacks the \"calls\" scope"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description No such agent or product (another company’s are not found either). */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Several active users of the company hold agent_email; nothing was recorded. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                            /** @description The agent_email as the request sent it. */
-                            agent_email: string;
-                            /** @description Opaque ids of the active users that hold the email. */
-                            conflicting_user_ids: string[];
-                        };
-                    };
-                };
-                /** @description Request body too large. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is too large"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Content-Type is not application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "unsupported Content-Type; send application/json"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description A field is invalid; the message names it. Nothing was recorded. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Rate limited; retry after `Retry-After` seconds. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "rate limit exceeded; retry in 12 seconds"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "service temporarily unavailable; retry later"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["createCall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -545,7 +134,9 @@ export interface paths {
         put?: never;
         /**
          * Add typed tags to a call
-         * @description Adds typed tags to the call of the agent (agent_email) with conversation_id. Tags are stored one value per
+         * @description Needs an API key with the `calls` scope.
+         *
+         *     Adds typed tags to the call of the agent (agent_email) with conversation_id. Tags are stored one value per
          *     key: a key the call has already gets the new value and type. All tags of a request are stored, or none.
          *
          *     - `key`: 1–128 characters; the same key twice in one request is a 422.
@@ -555,209 +146,7 @@ export interface paths {
          *
          *     No such call: 404. Several active users with agent_email: 409, and nothing is recorded.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description The caller’s id of the call, 1–255 characters. Calls are unique by agent and conversation_id.
-                         * @example call-2026-0001
-                         */
-                        conversation_id: string;
-                        /**
-                         * @description Email of the agent: an active user of the caller’s company, compared without regard to case. No such user: 404; several: 409 with `agent_email` and `conflicting_user_ids`.
-                         * @example agent@example.com
-                         */
-                        agent_email: string;
-                        /** @description Typed tags, one value per key: a later request replaces the value and type of a key. The same key twice in one request is a 422; at most 100 tags per request (more: 422). */
-                        tags: {
-                            /** @description Tag name, 1–128 characters. */
-                            key: string;
-                            /**
-                             * @description One of string, integer, boolean; anything else (float…) is a 422.
-                             * @enum {unknown}
-                             */
-                            type: "string" | "integer" | "boolean";
-                            /** @description Must agree with type: a string of at most 4,096 characters; a JSON integer within ±(2^53−1); true or false. */
-                            value: string | number | boolean;
-                        }[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Done. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true
-                         *     }
-                         */
-                        "application/json": {
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is not valid JSON"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "invalid API key"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description The API key lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "API key lacks the \"calls\" scope"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description No such agent, or the agent has no such call. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Several active users of the company hold agent_email; nothing was recorded. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                            /** @description The agent_email as the request sent it. */
-                            agent_email: string;
-                            /** @description Opaque ids of the active users that hold the email. */
-                            conflicting_user_ids: string[];
-                        };
-                    };
-                };
-                /** @description Request body too large. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is too large"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Content-Type is not application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "unsupported Content-Type; send application/json"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description A field is invalid; the message names it. Nothing was recorded. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Rate limited; retry after `Retry-After` seconds. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "rate limit exceeded; retry in 12 seconds"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "service temporarily unavailable; retry later"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["addCallTags"];
         delete?: never;
         options?: never;
         head?: never;
@@ -775,227 +164,22 @@ export interface paths {
         put?: never;
         /**
          * Start a call (beta)
-         * @description **Beta**: not recommended for production.
+         * @description Needs an API key with the `calls` scope.
+         *
+         *     **Beta**: not recommended for production.
          *
          *     Marks the call of the agent (agent_email) with conversation_id live, and merges `metadata` into the call’s
          *     metadata (top-level keys).
          *
          *     - The pair does not exist: the call is created, live, with start_time now. It is filed under `product_id`
-         *       when sent; otherwise under the only active product the caller sees; when the caller sees several active
-         *       products, or none, the request is a 422 naming `product_id`. (The spec’s start body has no product, but
-         *       every call belongs to one.)
+         *       when sent; otherwise it has no product (`product_id` null) until a call/create on the same pair sets one.
          *     - The call was created by call/create: it becomes live; a sent `product_id` replaces its product.
          *     - The call is live already: a no-op success; nothing changes, metadata included.
          *     - The call is stopped: 409; a stopped call does not start again.
          *
          *     No active user with agent_email: 404; several: 409. In every error case nothing is recorded.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description The caller’s id of the call, 1–255 characters. Calls are unique by agent and conversation_id.
-                         * @example call-2026-0001
-                         */
-                        conversation_id: string;
-                        /**
-                         * @description Email of the agent: an active user of the caller’s company, compared without regard to case. No such user: 404; several: 409 with `agent_email` and `conflicting_user_ids`.
-                         * @example agent@example.com
-                         */
-                        agent_email: string;
-                        /**
-                         * @description Any JSON object; its top-level keys are merged into the call’s metadata (a key sent replaces the stored value of that key).
-                         * @example {
-                         *       "queue": "billing",
-                         *       "ivr_path": [
-                         *         "1",
-                         *         "3"
-                         *       ]
-                         *     }
-                         */
-                        metadata?: {
-                            [key: string]: unknown;
-                        };
-                        /** @description Extension: the product to file the call under. Checked like call/create’s (not visible: 404, archived: 422). Needed only when start creates the call and the caller sees more than one active product (or none). */
-                        product_id?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description Done. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true
-                         *     }
-                         */
-                        "application/json": {
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is not valid JSON"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "invalid API key"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description The API key lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "API key lacks the \"calls\" scope"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description No such agent, or product_id is not a product the caller sees. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Several active users hold agent_email (the body then has `agent_email` and `conflicting_user_ids`), or the call’s state forbids the action (only `error`). Nothing was recorded. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                            /** @description The agent_email as the request sent it. */
-                            agent_email?: string;
-                            /** @description Opaque ids of the active users that hold the email. */
-                            conflicting_user_ids?: string[];
-                        };
-                    };
-                };
-                /** @description Request body too large. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is too large"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Content-Type is not application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "unsupported Content-Type; send application/json"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description A field is invalid; the message names it. Nothing was recorded. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Rate limited; retry after `Retry-After` seconds. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "rate limit exceeded; retry in 12 seconds"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "service temporarily unavailable; retry later"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["startCall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1013,7 +197,9 @@ export interface paths {
         put?: never;
         /**
          * Stop a call (beta)
-         * @description **Beta**: not recommended for production.
+         * @description Needs an API key with the `calls` scope.
+         *
+         *     **Beta**: not recommended for production.
          *
          *     Marks the call of the agent (agent_email) with conversation_id stopped, and merges `metadata` into the
          *     call’s metadata (top-level keys). Stopping a stopped call is a no-op success: nothing changes, metadata
@@ -1022,210 +208,7 @@ export interface paths {
          *     No such call: 404. No active user with agent_email: 404; several: 409. In every error case nothing is
          *     recorded.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description The caller’s id of the call, 1–255 characters. Calls are unique by agent and conversation_id.
-                         * @example call-2026-0001
-                         */
-                        conversation_id: string;
-                        /**
-                         * @description Email of the agent: an active user of the caller’s company, compared without regard to case. No such user: 404; several: 409 with `agent_email` and `conflicting_user_ids`.
-                         * @example agent@example.com
-                         */
-                        agent_email: string;
-                        /**
-                         * @description Any JSON object; its top-level keys are merged into the call’s metadata (a key sent replaces the stored value of that key).
-                         * @example {
-                         *       "queue": "billing",
-                         *       "ivr_path": [
-                         *         "1",
-                         *         "3"
-                         *       ]
-                         *     }
-                         */
-                        metadata?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Done. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true
-                         *     }
-                         */
-                        "application/json": {
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is not valid JSON"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "invalid API key"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description The API key lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "API key lacks the \"calls\" scope"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description No such agent, or the agent has no such call. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Several active users of the company hold agent_email; nothing was recorded. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                            /** @description The agent_email as the request sent it. */
-                            agent_email: string;
-                            /** @description Opaque ids of the active users that hold the email. */
-                            conflicting_user_ids: string[];
-                        };
-                    };
-                };
-                /** @description Request body too large. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is too large"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Content-Type is not application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "unsupported Content-Type; send application/json"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description A field is invalid; the message names it. Nothing was recorded. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Rate limited; retry after `Retry-After` seconds. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "rate limit exceeded; retry in 12 seconds"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "service temporarily unavailable; retry later"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["stopCall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1244,7 +227,9 @@ export interface paths {
         /**
          * Mark sale status (deprecated; use call/add_tags)
          * @deprecated
-         * @description **Deprecated**: use call/add_tags, which names the agent. Answers carry `Deprecation` and
+         * @description Needs an API key with the `calls` scope.
+         *
+         *     **Deprecated**: use call/add_tags, which names the agent. Answers carry `Deprecation` and
          *     `Link: <…/api/v1/docs>; rel="deprecation"` headers.
          *
          *     The call is found by conversation_id within the caller’s company: none, 404; calls of several agents with
@@ -1253,188 +238,7 @@ export interface paths {
          *
          *     Stores `closed` as the boolean tag `sale_closed`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The call’s conversation_id. */
-                    conversation_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description true: the sale was closed; false: it was not. Stored as the boolean tag sale_closed. */
-                        closed?: boolean | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Done. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true
-                         *     }
-                         */
-                        "application/json": {
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is not valid JSON"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "invalid API key"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description The API key lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "API key lacks the \"calls\" scope"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description No call of the company has this conversation_id. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Calls of several agents have this conversation_id. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Request body too large. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is too large"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Content-Type is not application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "unsupported Content-Type; send application/json"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description No data, or a field is invalid. Nothing changed. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Rate limited; retry after `Retry-After` seconds. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "rate limit exceeded; retry in 12 seconds"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "service temporarily unavailable; retry later"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["setLiveSale"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1453,7 +257,9 @@ export interface paths {
         /**
          * Add customer data (deprecated; use call/add_tags)
          * @deprecated
-         * @description **Deprecated**: use call/add_tags, which names the agent. Answers carry `Deprecation` and
+         * @description Needs an API key with the `calls` scope.
+         *
+         *     **Deprecated**: use call/add_tags, which names the agent. Answers carry `Deprecation` and
          *     `Link: <…/api/v1/docs>; rel="deprecation"` headers.
          *
          *     The call is found by conversation_id within the caller’s company: none, 404; calls of several agents with
@@ -1462,188 +268,79 @@ export interface paths {
          *
          *     Stores `account_id` as the string tag `customer_account_id`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The call’s conversation_id. */
-                    conversation_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description The customer’s account id. Stored as the string tag customer_account_id. */
-                        account_id?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Done. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true
-                         *     }
-                         */
-                        "application/json": {
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is not valid JSON"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "invalid API key"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description The API key lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "API key lacks the \"calls\" scope"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description No call of the company has this conversation_id. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Calls of several agents have this conversation_id. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Request body too large. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is too large"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Content-Type is not application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "unsupported Content-Type; send application/json"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description No data, or a field is invalid. Nothing changed. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Rate limited; retry after `Retry-After` seconds. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "rate limit exceeded; retry in 12 seconds"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "service temporarily unavailable; retry later"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-            };
+        post: operations["addLiveCustomerData"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        /**
+         * List calls, newest first, filtered, by cursor
+         * @description Needs an API key with the `calls:read` scope.
+         *
+         *     Extension. An admin’s key sees every call of its company; an agent’s key only the calls where its user is the agent. Pages follow `next_cursor` (keyset pagination: a page deep in the list costs what the first does). An unknown parameter or a malformed value: 422 naming it.
+         */
+        get: operations["listCalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calls/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one call: transcript, tags, metadata, uploads, linked records
+         * @description Needs an API key with the `calls:read` scope.
+         *
+         *     Extension. A call the key may not see (another company’s, or as an agent another agent’s) is a 404, like one that does not exist.
+         */
+        get: operations["getCall"];
+        put?: never;
+        post?: never;
+        /**
+         * Erase a call and everything stored about it (admins)
+         * @description Needs an API key with the `calls:delete` scope whose user is an admin.
+         *
+         *     Extension. Needs the `calls:delete` scope and a key whose user is an admin (403 otherwise). Erases the transcript, tags, metadata, uploads and their stored objects, analyses and the linked call-handoff records, final ones included. Answers 204; afterwards the call is a 404 everywhere (a second DELETE included). A crash half way never leaves a readable call or an orphaned object: the rows go and the objects’ deletion is queued in one transaction.
+         */
+        delete: operations["deleteCall"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calls/{id}/recording": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Play or download the call’s recording: a redirect to a signed URL
+         * @description Needs an API key with the `calls:read` scope.
+         *
+         *     Answers 302 to a signed GET URL of the call’s latest `ready` upload, valid `RECORDING_URL_EXPIRES_IN` seconds (default 300); with `redirect=false`, 200 with the URL as JSON. The URL needs no API key (the signature is the credential), serves the upload’s exact Content-Type and single byte ranges (a browser’s `<audio>` can seek in it), and answers errors in S3’s XML: 403 `AccessDenied` once expired, 403 `SignatureDoesNotMatch` when altered, 404 `NoSuchKey` once the call is erased. A call the key may not see, or with no ready upload: 404.
+         */
+        get: operations["getCallRecording"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1659,9 +356,11 @@ export interface paths {
         };
         /**
          * Read a call-handoff record (check `final`)
-         * @description Reads a call-handoff record (scope `calls`). All six fields are always present.
+         * @description Needs an API key with the `calls` scope.
          *
-         *     **Check `final` before trusting `metadata`** (spec 3.1): while `final` is false the record is still
+         *     Reads a call-handoff record (scope `calls`). All six fields are always present.
+         *
+         *     **Check `final` before trusting `metadata`**: while `final` is false the record is still
          *     being written, keys may be missing or change, and `finalized_at` is null. Once `final` is true the record
          *     never changes again. A record nobody finalizes is finalized by the service after `HANDOFF_STALE_AFTER`
          *     seconds from its creation (default 4 hours), so a correct poller always ends.
@@ -1715,206 +414,7 @@ export interface paths {
          *     Without `wait`, poll with a delay that grows (for example 0.5 s doubling to 5 s, each with ±50 % jitter)
          *     and still send `If-None-Match`. See `docs/handoff-polling.md`.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /**
-                     * @description Extension (decision 19): long poll. Seconds (0–30, fractions allowed; outside: 422) to wait, when the record is not final, for it to change or become final before answering. With an `If-None-Match` that names the current version, waits for a newer one and answers 304 if none came in time.
-                     * @example 25
-                     */
-                    wait?: number;
-                };
-                header?: {
-                    /**
-                     * @description An ETag from an earlier answer: 304 (no body) when the record is still at that version.
-                     * @example "3f2c9a4e-8b1d-4c6f-9e2a-5d7b1c0e4f21-v7"
-                     */
-                    "if-none-match"?: string;
-                };
-                path: {
-                    /** @description The record id; not a UUID: 422. */
-                    handoff_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The record, with `ETag` and `Cache-Control`. */
-                200: {
-                    headers: {
-                        /** @description Strong entity tag of this version: `"<handoff_id>-v<version>"`. */
-                        ETag?: string;
-                        /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "handoff_id": "3f2c9a4e-8b1d-4c6f-9e2a-5d7b1c0e4f21",
-                         *       "final": true,
-                         *       "metadata": {
-                         *         "intent": "billing",
-                         *         "customer_tier": "gold",
-                         *         "summary": "Wants a refund for March."
-                         *       },
-                         *       "created_at": "2026-11-22T09:14:03.120455Z",
-                         *       "updated_at": "2026-11-22T09:17:41.908112Z",
-                         *       "finalized_at": "2026-11-22T09:17:41.908112Z"
-                         *     }
-                         */
-                        "application/json": {
-                            /**
-                             * Format: uuid
-                             * @description Minted by the service for one call handoff.
-                             */
-                            handoff_id: string;
-                            /** @description true once the record is finalized and immutable; false while it is still being written. */
-                            final: boolean;
-                            /** @description While `final` is false, keys may be missing or hold intermediate values that will change. Once `final` is true it never changes. */
-                            metadata: {
-                                [key: string]: unknown;
-                            };
-                            /**
-                             * Format: date-time
-                             * @description Creation time (UTC, microseconds).
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description Last change (UTC, microseconds); strictly later after every change.
-                             */
-                            updated_at: string;
-                            /** @description null while `final` is false; the time of finalization once it is true. */
-                            finalized_at: string | null;
-                        };
-                    };
-                };
-                /** @description Not modified: `If-None-Match` names the current version (after waiting, when `wait` was given). No body. */
-                304: {
-                    headers: {
-                        /** @description Strong entity tag of this version: `"<handoff_id>-v<version>"`. */
-                        ETag?: string;
-                        /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is not valid JSON"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "invalid API key"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description The API key lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "API key lacks the \"calls\" scope"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Not found (another company’s objects are not found either). */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "not found"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description A field is invalid; the message names it. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Rate limited; retry after `Retry-After` seconds. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "rate limit exceeded; retry in 12 seconds"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "service temporarily unavailable; retry later"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getCallHandoff"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1922,253 +422,14 @@ export interface paths {
         head?: never;
         /**
          * Merge metadata into a call-handoff record (writer)
-         * @description Merges top-level metadata keys into a partial record (scope `handoff:write`):
+         * @description Needs an API key with the `handoff:write` scope.
+         *
+         *     Merges top-level metadata keys into a partial record (scope `handoff:write`):
          *     sent keys are set (nested values replaced whole), keys sent as null are removed, other keys are kept.
          *     The merge happens inside the database in one statement, so concurrent PATCHes never lose each other's
          *     keys. Every PATCH is a change: `updated_at` and the ETag move. A final record: 409.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The record id; not a UUID: 422. */
-                    handoff_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "metadata": {
-                     *         "customer_tier": "gold",
-                     *         "intent": null
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description Top-level keys to set; a key whose value is null is removed. Nested objects are replaced. */
-                        metadata: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description The record, with `ETag` and `Cache-Control`. */
-                200: {
-                    headers: {
-                        /** @description Strong entity tag of this version: `"<handoff_id>-v<version>"`. */
-                        ETag?: string;
-                        /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "handoff_id": "3f2c9a4e-8b1d-4c6f-9e2a-5d7b1c0e4f21",
-                         *       "final": true,
-                         *       "metadata": {
-                         *         "intent": "billing",
-                         *         "customer_tier": "gold",
-                         *         "summary": "Wants a refund for March."
-                         *       },
-                         *       "created_at": "2026-11-22T09:14:03.120455Z",
-                         *       "updated_at": "2026-11-22T09:17:41.908112Z",
-                         *       "finalized_at": "2026-11-22T09:17:41.908112Z"
-                         *     }
-                         */
-                        "application/json": {
-                            /**
-                             * Format: uuid
-                             * @description Minted by the service for one call handoff.
-                             */
-                            handoff_id: string;
-                            /** @description true once the record is finalized and immutable; false while it is still being written. */
-                            final: boolean;
-                            /** @description While `final` is false, keys may be missing or hold intermediate values that will change. Once `final` is true it never changes. */
-                            metadata: {
-                                [key: string]: unknown;
-                            };
-                            /**
-                             * Format: date-time
-                             * @description Creation time (UTC, microseconds).
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description Last change (UTC, microseconds); strictly later after every change.
-                             */
-                            updated_at: string;
-                            /** @description null while `final` is false; the time of finalization once it is true. */
-                            finalized_at: string | null;
-                        };
-                    };
-                };
-                /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is not valid JSON"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "invalid API key"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description The API key lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "API key lacks the \"calls\" scope"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Not found (another company’s objects are not found either). */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "not found"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description The record is final: it never changes again. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "call handoff record is final and cannot change"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Request body too large. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is too large"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Content-Type is not application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "unsupported Content-Type; send application/json"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description A field is invalid; the message names it. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Rate limited; retry after `Retry-After` seconds. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "rate limit exceeded; retry in 12 seconds"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "service temporarily unavailable; retry later"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-            };
-        };
+        patch: operations["updateCallHandoff"];
         trace?: never;
     };
     "/api/v1/call-handoff": {
@@ -2182,265 +443,15 @@ export interface paths {
         put?: never;
         /**
          * Create a call-handoff record (writer)
-         * @description Creates a partial record (`final: false`) when a voice call starts; scope
+         * @description Needs an API key with the `handoff:write` scope.
+         *
+         *     Creates a partial record (`final: false`) when a voice call starts; scope
          *     `handoff:write`. Top-level metadata keys with a null value are dropped. With `conversation_id` (the
          *     client's conversation id) the record is linked to that conversation of the caller's company; add
          *     `agent_email` when several agents have a conversation with that id. The body may be omitted. Answers 201
          *     with the record and `Location`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "metadata": {
-                     *         "intent": "billing"
-                     *       },
-                     *       "conversation_id": "call-2026-11-22-0042"
-                     *     }
-                     */
-                    "application/json": {
-                        /**
-                         * @description Key/value data collected during the call. Any JSON object.
-                         * @example {
-                         *       "intent": "billing",
-                         *       "customer_tier": "gold"
-                         *     }
-                         */
-                        metadata?: {
-                            [key: string]: unknown;
-                        };
-                        /** @description Links the record to this conversation of the caller’s company. None: 404. Held by more than one agent: 409, unless `agent_email` picks one. */
-                        conversation_id?: string;
-                        /** @description Only with `conversation_id`: the agent whose conversation it is (case-insensitive). No such active user: 404; several: 409 with `conflicting_user_ids`. */
-                        agent_email?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The new record, with `ETag`, `Cache-Control` and `Location` (its reader URL). */
-                201: {
-                    headers: {
-                        /** @description Strong entity tag of this version: `"<handoff_id>-v<version>"`. */
-                        ETag?: string;
-                        /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
-                        "Cache-Control"?: string;
-                        /** @description The path of the new record: `/api/v1/call-handoff/<handoff_id>`. */
-                        Location?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "handoff_id": "3f2c9a4e-8b1d-4c6f-9e2a-5d7b1c0e4f21",
-                         *       "final": false,
-                         *       "metadata": {
-                         *         "intent": "billing",
-                         *         "customer_tier": "gold",
-                         *         "summary": "Wants a refund for March."
-                         *       },
-                         *       "created_at": "2026-11-22T09:14:03.120455Z",
-                         *       "updated_at": "2026-11-22T09:14:03.120455Z",
-                         *       "finalized_at": null
-                         *     }
-                         */
-                        "application/json": {
-                            /**
-                             * Format: uuid
-                             * @description Minted by the service for one call handoff.
-                             */
-                            handoff_id: string;
-                            /** @description true once the record is finalized and immutable; false while it is still being written. */
-                            final: boolean;
-                            /** @description While `final` is false, keys may be missing or hold intermediate values that will change. Once `final` is true it never changes. */
-                            metadata: {
-                                [key: string]: unknown;
-                            };
-                            /**
-                             * Format: date-time
-                             * @description Creation time (UTC, microseconds).
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description Last change (UTC, microseconds); strictly later after every change.
-                             */
-                            updated_at: string;
-                            /** @description null while `final` is false; the time of finalization once it is true. */
-                            finalized_at: string | null;
-                        };
-                    };
-                };
-                /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is not valid JSON"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "invalid API key"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description The API key lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "API key lacks the \"calls\" scope"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Not found (another company’s objects are not found either). */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "not found"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description conversation_id is held by conversations of several agents (send `agent_email`), or agent_email matches several active users (then with `agent_email` and `conflicting_user_ids`). */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "conversation_id \"call-2026-11-22-0042\" is ambiguous: more than one agent has a conversation with it; send agent_email to choose"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                            agent_email?: string;
-                            conflicting_user_ids?: string[];
-                        };
-                    };
-                };
-                /** @description Request body too large. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is too large"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Content-Type is not application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "unsupported Content-Type; send application/json"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description A field is invalid; the message names it. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Rate limited; retry after `Retry-After` seconds. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "rate limit exceeded; retry in 12 seconds"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "service temporarily unavailable; retry later"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["createCallHandoff"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2458,253 +469,15 @@ export interface paths {
         put?: never;
         /**
          * Finalize a call-handoff record (writer)
-         * @description Applies a last merge (optional `metadata`, as PATCH) and finalizes the record
+         * @description Needs an API key with the `handoff:write` scope.
+         *
+         *     Applies a last merge (optional `metadata`, as PATCH) and finalizes the record
          *     in one statement: `final` becomes true and `finalized_at` is set; the record never changes again. The body
          *     may be omitted. Finalizing a final record again without metadata (or with `{}`) answers 200 with it
          *     unchanged, so a retried finalize is safe; with metadata to merge it is a 409. A write that races a
          *     finalize either lands before it or gets 409.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The record id; not a UUID: 422. */
-                    handoff_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "metadata": {
-                     *         "summary": "Wants a refund for March."
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description A last merge, as PATCH, applied in the same statement that finalizes. */
-                        metadata?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description The record, with `ETag` and `Cache-Control`. */
-                200: {
-                    headers: {
-                        /** @description Strong entity tag of this version: `"<handoff_id>-v<version>"`. */
-                        ETag?: string;
-                        /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "handoff_id": "3f2c9a4e-8b1d-4c6f-9e2a-5d7b1c0e4f21",
-                         *       "final": true,
-                         *       "metadata": {
-                         *         "intent": "billing",
-                         *         "customer_tier": "gold",
-                         *         "summary": "Wants a refund for March."
-                         *       },
-                         *       "created_at": "2026-11-22T09:14:03.120455Z",
-                         *       "updated_at": "2026-11-22T09:17:41.908112Z",
-                         *       "finalized_at": "2026-11-22T09:17:41.908112Z"
-                         *     }
-                         */
-                        "application/json": {
-                            /**
-                             * Format: uuid
-                             * @description Minted by the service for one call handoff.
-                             */
-                            handoff_id: string;
-                            /** @description true once the record is finalized and immutable; false while it is still being written. */
-                            final: boolean;
-                            /** @description While `final` is false, keys may be missing or hold intermediate values that will change. Once `final` is true it never changes. */
-                            metadata: {
-                                [key: string]: unknown;
-                            };
-                            /**
-                             * Format: date-time
-                             * @description Creation time (UTC, microseconds).
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description Last change (UTC, microseconds); strictly later after every change.
-                             */
-                            updated_at: string;
-                            /** @description null while `final` is false; the time of finalization once it is true. */
-                            finalized_at: string | null;
-                        };
-                    };
-                };
-                /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is not valid JSON"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "invalid API key"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description The API key lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "API key lacks the \"calls\" scope"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Not found (another company’s objects are not found either). */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "not found"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description The record is final: it never changes again. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "call handoff record is final and cannot change"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Request body too large. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is too large"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Content-Type is not application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "unsupported Content-Type; send application/json"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description A field is invalid; the message names it. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Rate limited; retry after `Retry-After` seconds. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "rate limit exceeded; retry in 12 seconds"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "service temporarily unavailable; retry later"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["finalizeCallHandoff"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2720,166 +493,207 @@ export interface paths {
         };
         /**
          * Show an upload and what its verification found
-         * @description After `call/create` returns an upload body, the client PUTs the raw bytes to `upload_url` with `Content-Type: upload_content_type`. The service then verifies them in the background: the container is read from the bytes and the streams probed. An upload is rejected when it is not media, when a declared video type is not that container, when an audio upload has no audio, when it is 250,000,000 bytes or more, or when the call separates speakers by `channels` but the audio has fewer than two. `media` is null until verified (and for a file that is not media).
+         * @description Needs an API key with the `calls` scope.
+         *
+         *     After `call/create` returns an upload body, the client PUTs the raw bytes to `upload_url` with `Content-Type: upload_content_type`. The service then verifies them in the background: the container is read from the bytes and the streams probed. An upload is rejected when it is not media, when a declared video type is not that container, when an audio upload has no audio, when it is 250,000,000 bytes or more, or when the call separates speakers by `channels` but the audio has fewer than two. `media` is null until verified (and for a file that is not media).
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The upload_id. */
-                    upload_id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            upload_id: number;
-                            /** @description The client’s conversation_id of the call. */
-                            conversation_id: string;
-                            /** @description `pending`: the URL was issued, nothing arrived yet. `uploaded`: the bytes arrived, verification is queued. `ready`: verified media. `rejected`: see `reason`. `expired`: the URL expired with nothing uploaded. */
-                            status: "pending" | "uploaded" | "ready" | "rejected" | "expired";
-                            reason: string | null;
-                            filename: string;
-                            /** @description The Content-Type the upload URL pins. */
-                            content_type: string;
-                            size: number | null;
-                            media: components["schemas"]["def-1"] | null;
-                            /**
-                             * Format: date-time
-                             * @description When the upload URL expires.
-                             */
-                            expires_at: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "request body is not valid JSON"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "invalid API key"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description The API key lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "API key lacks the \"calls\" scope"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Not found (another company’s objects are not found either). */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "not found"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description A field is invalid; the message names it. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Rate limited; retry after `Retry-After` seconds. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "rate limit exceeded; retry in 12 seconds"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-                /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "error": "service temporarily unavailable; retry later"
-                         *     }
-                         */
-                        "application/json": {
-                            error: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getUpload"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/upload/{upload_id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Say the PUT to upload_url is done, so verification starts at once
+         * @description Needs an API key with the `calls` scope.
+         *
+         *     Extension. Call it (no body) after the PUT to `upload_url` answered 200. The service looks the object up in storage and, when it is there, marks the upload `uploaded` and starts verifying it at once, instead of when its periodic sweep (every `UPLOAD_SWEEP_INTERVAL` seconds, default 15) finds the object; on S3 storage that makes a small upload `ready` within about a second. Calling it is optional (the sweep stays) and repeatable: an upload past `pending` is answered as it is. Answers the upload as GET does; poll that until `ready`, `rejected` or `expired`. 409 when nothing has arrived at `upload_url` yet, or the URL expired with nothing uploaded.
+         */
+        post: operations["completeUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the event log after a cursor
+         * @description Needs an API key with the `events:read` scope whose user is an admin.
+         *
+         *     Every change a client can see, in commit order, after the cursor `after`. A reader that always passes the last `next_cursor` sees every event of its company exactly once and in order, even while many writers commit at once. Events are kept `EVENT_RETENTION_DAYS` (default 30); a cursor older than the oldest kept event is a 410. Needs a key of an admin with scope `events:read`.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Needs an API key with the `webhooks` scope whose user is an admin.
+         *
+         *     Needs a key of an admin with scope `webhooks`.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Needs an API key with the `webhooks` scope whose user is an admin.
+         *
+         *     Events of the company are POSTed to `url`, signed per Standard Webhooks. Needs a key of an admin with scope `webhooks`.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a webhook endpoint
+         * @description Needs an API key with the `webhooks` scope whose user is an admin.
+         *
+         *     Needs a key of an admin with scope `webhooks`.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint and its delivery log
+         * @description Needs an API key with the `webhooks` scope whose user is an admin.
+         *
+         *     Needs a key of an admin with scope `webhooks`.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Needs an API key with the `webhooks` scope whose user is an admin.
+         *
+         *     Any of `url`, `types`, `description`, `enabled`. Needs a key of an admin with scope `webhooks`.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description Needs an API key with the `webhooks` scope whose user is an admin.
+         *
+         *     For 24 hours deliveries carry both signatures, so a receiver can switch at leisure. Needs a key of an admin with scope `webhooks`.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook.test message
+         * @description Needs an API key with the `webhooks` scope whose user is an admin.
+         *
+         *     Sent to this endpoint whatever its `types`; not written to the event log. Needs a key of an admin with scope `webhooks`.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The delivery log of an endpoint
+         * @description Needs an API key with the `webhooks` scope whose user is an admin.
+         *
+         *     The latest 100 deliveries, newest first, with every attempt. Needs a key of an admin with scope `webhooks`.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Needs an API key with the `webhooks` scope whose user is an admin.
+         *
+         *     The same event with the same `webhook-id`, as a new round of attempts. Needs a key of an admin with scope `webhooks`.
+         */
+        post: operations["redeliverWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2916,6 +730,43 @@ export interface components {
             video_width: number | null;
             video_height: number | null;
         };
+        /** Event */
+        "def-2": {
+            /** @description The event id; the `webhook-id` of its deliveries. */
+            id: string;
+            /** @description One of the event types. */
+            type: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The ids (`call_id`, `conversation_id`, `agent_email`, `upload_id`, `handoff_id` as they apply) and the new state (`state` of a call, `status` and `reason` of an upload, `final` of a handoff record). */
+            data: {
+                [key: string]: string | number | boolean | null;
+            };
+        };
+        /**
+         * WebhookEndpoint
+         * @example {
+         *       "id": "9a4e7f0c-51d2-4c8e-a1f3-2b6d8e0c4a19",
+         *       "url": "https://hooks.acme.test/cqs",
+         *       "types": [
+         *         "call.stopped",
+         *         "upload.ready"
+         *       ],
+         *       "description": "QA pipeline",
+         *       "enabled": true,
+         *       "created_at": "2026-01-01T12:00:00.000Z"
+         *     }
+         */
+        "def-3": {
+            id: string;
+            url: string;
+            /** @description The event types sent to the endpoint; null (or absent on create) = every type. */
+            types: ("call.created" | "call.updated" | "call.started" | "call.stopped" | "call.deleted" | "upload.ready" | "upload.rejected" | "upload.expired" | "handoff.created" | "handoff.updated" | "handoff.finalized" | "analysis.ready" | "transcript.ready" | "webhook.disabled")[] | null;
+            description: string | null;
+            enabled: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -2924,4 +775,5030 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                    };
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        /**
+                         * @description The ffmpeg that decodes recordings for the analysis: `bundled` (the npm package), `system` or `configured` (FFMPEG_PATH), with its version; null when none is found (recordings then fail analysis with a reason).
+                         * @example bundled: ffmpeg version N-47683-g0e8eb07980-static
+                         */
+                        decoder: string | null;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    listProducts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "products": [
+                     *         {
+                     *           "id": 1,
+                     *           "name": "Sales QA",
+                     *           "status": "active"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        products: components["schemas"]["def-0"][];
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    createCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Email of the agent: an active user of the caller’s company, compared without regard to case. No such user: 404; several: 409 with `agent_email` and `conflicting_user_ids`.
+                     * @example agent@example.com
+                     */
+                    agent_email: string;
+                    /** @description A product the caller may see (product/list): otherwise 404; archived: 422. */
+                    product_id: number;
+                    /**
+                     * @description The caller’s id of the call, 1–255 characters. Calls are unique by agent and conversation_id.
+                     * @example call-2026-0001
+                     */
+                    conversation_id?: string;
+                    /** @description Seconds since the Unix epoch, fractions allowed; defaults to the time of the request. Above 100000000000 (milliseconds by mistake) or negative: 422. */
+                    start_time?: number;
+                    /** @description Base name of the media file; with it the answer is an upload. No `/`, `\`, control characters, `.` or `..`; at most 255 bytes. */
+                    filename?: string;
+                    /** @description MIME type of the file, needs filename. Compared case-insensitively, parameters after `;` ignored; upload_content_type echoes it exactly. See the tables above. */
+                    content_type?: string;
+                    /** @description How speakers are told apart in a recording; omitted: diarization. */
+                    speaker?: {
+                        /**
+                         * @description diarize (default) or channels (one speaker per channel).
+                         * @enum {unknown}
+                         */
+                        separation?: "diarize" | "channels";
+                        /** @description [left, right] roles: ["agent", "customer"] or ["customer", "agent"]. Only meaningful with separation "channels"; accepted and without effect otherwise. When omitted, roles are identified automatically. */
+                        channel_map?: ("agent" | "customer")[];
+                    };
+                    /**
+                     * @deprecated
+                     * @description Deprecated: use speaker. Two distinct roles, [left, right]; means speaker {separation: "channels", channel_map: channels}. With a speaker that says otherwise: 422.
+                     */
+                    channels?: ("agent" | "customer")[];
+                    /** @description Segments in order; replaces a stored transcript. At most 10000 segments (more: 422). */
+                    transcript?: {
+                        /**
+                         * @description Who speaks.
+                         * @enum {unknown}
+                         */
+                        role: "agent" | "customer";
+                        /** @description Spoken text. */
+                        text: string;
+                        /** @description Offset of the segment start; not negative. */
+                        start: number;
+                        /** @description Offset of the segment end; not less than start. */
+                        stop: number;
+                    }[];
+                    /** @description Typed tags, one value per key: a later request replaces the value and type of a key. The same key twice in one request is a 422; at most 100 tags per request (more: 422). */
+                    tags?: {
+                        /** @description Tag name, 1–128 characters. */
+                        key: string;
+                        /**
+                         * @description One of string, integer, boolean; anything else (float…) is a 422.
+                         * @enum {unknown}
+                         */
+                        type: "string" | "integer" | "boolean";
+                        /** @description Must agree with type: a string of at most 4,096 characters; a JSON integer within ±(2^53−1); true or false. */
+                        value: string | number | boolean;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Without filename the success body; with filename the upload body (UploadURLResponse). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        conversation_id: string;
+                    } | {
+                        /** @description Identifier of the upload. */
+                        upload_id: number;
+                        conversation_id: string;
+                        /** @description Signed URL: PUT the raw bytes here. */
+                        upload_url: string;
+                        /** @description Seconds for which upload_url is valid. */
+                        expires_in: number;
+                        /** @description Send exactly this Content-Type with the PUT; the signed URL pins it (else 403). */
+                        upload_content_type: string;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description No such agent or product (another company’s are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Several active users of the company hold agent_email; nothing was recorded. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        /** @description The agent_email as the request sent it. */
+                        agent_email: string;
+                        /** @description Opaque ids of the active users that hold the email. */
+                        conflicting_user_ids: string[];
+                    };
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. Nothing was recorded. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    addCallTags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The caller’s id of the call, 1–255 characters. Calls are unique by agent and conversation_id.
+                     * @example call-2026-0001
+                     */
+                    conversation_id: string;
+                    /**
+                     * @description Email of the agent: an active user of the caller’s company, compared without regard to case. No such user: 404; several: 409 with `agent_email` and `conflicting_user_ids`.
+                     * @example agent@example.com
+                     */
+                    agent_email: string;
+                    /** @description Typed tags, one value per key: a later request replaces the value and type of a key. The same key twice in one request is a 422; at most 100 tags per request (more: 422). */
+                    tags: {
+                        /** @description Tag name, 1–128 characters. */
+                        key: string;
+                        /**
+                         * @description One of string, integer, boolean; anything else (float…) is a 422.
+                         * @enum {unknown}
+                         */
+                        type: "string" | "integer" | "boolean";
+                        /** @description Must agree with type: a string of at most 4,096 characters; a JSON integer within ±(2^53−1); true or false. */
+                        value: string | number | boolean;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": {
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description No such agent, or the agent has no such call. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Several active users of the company hold agent_email; nothing was recorded. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        /** @description The agent_email as the request sent it. */
+                        agent_email: string;
+                        /** @description Opaque ids of the active users that hold the email. */
+                        conflicting_user_ids: string[];
+                    };
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. Nothing was recorded. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    startCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The caller’s id of the call, 1–255 characters. Calls are unique by agent and conversation_id.
+                     * @example call-2026-0001
+                     */
+                    conversation_id: string;
+                    /**
+                     * @description Email of the agent: an active user of the caller’s company, compared without regard to case. No such user: 404; several: 409 with `agent_email` and `conflicting_user_ids`.
+                     * @example agent@example.com
+                     */
+                    agent_email: string;
+                    /**
+                     * @description Any JSON object; its top-level keys are merged into the call’s metadata (a key sent replaces the stored value of that key). At most 1000 top-level keys (per request and per stored record) and nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
+                     * @example {
+                     *       "queue": "billing",
+                     *       "ivr_path": [
+                     *         "1",
+                     *         "3"
+                     *       ]
+                     *     }
+                     */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Extension: the product to file the call under. Checked like call/create’s (not visible: 404, archived: 422). Without it, a call that start creates has no product (`product_id` null) until a call/create on the same pair sets one. */
+                    product_id?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": {
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description No such agent, or product_id is not a product the caller sees. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Several active users hold agent_email (the body then has `agent_email` and `conflicting_user_ids`), or the call’s state forbids the action (only `error`). Nothing was recorded. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        /** @description The agent_email as the request sent it. */
+                        agent_email?: string;
+                        /** @description Opaque ids of the active users that hold the email. */
+                        conflicting_user_ids?: string[];
+                    };
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. Nothing was recorded. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    stopCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The caller’s id of the call, 1–255 characters. Calls are unique by agent and conversation_id.
+                     * @example call-2026-0001
+                     */
+                    conversation_id: string;
+                    /**
+                     * @description Email of the agent: an active user of the caller’s company, compared without regard to case. No such user: 404; several: 409 with `agent_email` and `conflicting_user_ids`.
+                     * @example agent@example.com
+                     */
+                    agent_email: string;
+                    /**
+                     * @description Any JSON object; its top-level keys are merged into the call’s metadata (a key sent replaces the stored value of that key). At most 1000 top-level keys (per request and per stored record) and nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
+                     * @example {
+                     *       "queue": "billing",
+                     *       "ivr_path": [
+                     *         "1",
+                     *         "3"
+                     *       ]
+                     *     }
+                     */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": {
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description No such agent, or the agent has no such call. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Several active users of the company hold agent_email; nothing was recorded. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        /** @description The agent_email as the request sent it. */
+                        agent_email: string;
+                        /** @description Opaque ids of the active users that hold the email. */
+                        conflicting_user_ids: string[];
+                    };
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. Nothing was recorded. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    setLiveSale: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call’s conversation_id. */
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description true: the sale was closed; false: it was not. Stored as the boolean tag sale_closed. */
+                    closed?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": {
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description No call of the company has this conversation_id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Calls of several agents have this conversation_id. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description No data, or a field is invalid. Nothing changed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    addLiveCustomerData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call’s conversation_id. */
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The customer’s account id. Stored as the string tag customer_account_id. */
+                    account_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": {
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description No call of the company has this conversation_id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Calls of several agents have this conversation_id. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description No data, or a field is invalid. Nothing changed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    listCalls: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Calls per page, 1–1000 (default 50), written in decimal.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The previous page’s `next_cursor`, as given (opaque). A cursor this service did not make: 422.
+                 * @example WzE3NjM5ODU2MDAsIjViMGY5ZjJlLThkMGMtNGQwZS05YjdhLTJmMWMzZDRlNWY2MCJd
+                 */
+                cursor?: string;
+                /** @description Calls of agents with this email, any case. */
+                agent_email?: string;
+                /** @description Calls filed under this product. */
+                product_id?: number;
+                /**
+                 * @description Calls with this `conversation_id` (one per agent): how to find a call made by call/create.
+                 * @example call-2026-0001
+                 */
+                conversation_id?: string;
+                /** @description The call’s state. */
+                state?: "created" | "live" | "stopped";
+                /** @description Calls whose `start_time` is at or after this (epoch seconds). */
+                start_time_gte?: number;
+                /** @description Calls whose `start_time` is before this (epoch seconds). */
+                start_time_lt?: number;
+                /** @description The status of the call’s latest upload; `none`: the call has no upload. */
+                media?: "none" | "pending" | "uploaded" | "ready" | "rejected" | "expired";
+                /**
+                 * @description Repeatable, at most 20. `KEY`: the call has the tag. `KEY:VALUE` (split at the first colon): its value written as text equals VALUE — integers in decimal without `+` or leading zeros, booleans as `true`/`false`. E.g. `tag=sale_closed:true&tag=score:7`.
+                 * @example [
+                 *       "sale_closed:true",
+                 *       "queue"
+                 *     ]
+                 */
+                tag?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Newest `start_time` first; ties in one fixed order by `id`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "calls": [
+                     *         {
+                     *           "id": "5b0f9f2e-8d0c-4d0e-9b7a-2f1c3d4e5f60",
+                     *           "conversation_id": "call-2026-0001",
+                     *           "agent": {
+                     *             "id": "0d9c4a63-2b1e-4f7a-9c55-8e2a1b3c4d5e",
+                     *             "email": "agent@example.com"
+                     *           },
+                     *           "product_id": 7,
+                     *           "start_time": 1763985600,
+                     *           "state": "stopped",
+                     *           "tags": [
+                     *             {
+                     *               "key": "sale_closed",
+                     *               "value": true,
+                     *               "type": "boolean"
+                     *             },
+                     *             {
+                     *               "key": "score",
+                     *               "value": 7,
+                     *               "type": "integer"
+                     *             }
+                     *           ],
+                     *           "media": {
+                     *             "upload_id": 42,
+                     *             "status": "ready",
+                     *             "filename": "call.wav",
+                     *             "content_type": "audio/wav"
+                     *           },
+                     *           "has_transcript": true,
+                     *           "created_at": "2026-11-24T12:00:01.123Z",
+                     *           "updated_at": "2026-11-24T12:31:40.005Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "WzE3NjM5ODU2MDAsIjViMGY5ZjJlLThkMGMtNGQwZS05YjdhLTJmMWMzZDRlNWY2MCJd"
+                     *     }
+                     */
+                    "application/json": {
+                        calls: {
+                            /** @description The service’s id of the call: opaque, stable. */
+                            id: string;
+                            /** @description The client’s id of the call. */
+                            conversation_id: string;
+                            /** @description The agent user of the call. */
+                            agent: {
+                                id: string;
+                                email: string;
+                            };
+                            /** @description Null for a call made by call/start that no call/create has filed under a product yet. */
+                            product_id: number | null;
+                            /** @description Epoch seconds, as sent on create. */
+                            start_time: number;
+                            /** @enum {unknown} */
+                            state: "created" | "live" | "stopped";
+                            /** @description In the request’s form, ordered by key. */
+                            tags: {
+                                key: string;
+                                value: string | number | boolean;
+                                /** @enum {unknown} */
+                                type: "string" | "integer" | "boolean";
+                            }[];
+                            /** @description The call’s latest upload, or null when it has none. */
+                            media: {
+                                upload_id: number;
+                                /** @enum {unknown} */
+                                status: "pending" | "uploaded" | "ready" | "rejected" | "expired";
+                                filename: string;
+                                /** @description The upload’s `upload_content_type`. */
+                                content_type: string;
+                            } | null;
+                            has_transcript: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the call was first recorded (ISO 8601, UTC).
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description When the call last changed (ISO 8601, UTC).
+                             */
+                            updated_at: string;
+                        }[];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls:read` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls:read\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    getCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The call’s `id`, as the list or an event shows it. Any other value: 404.
+                 * @example 5b0f9f2e-8d0c-4d0e-9b7a-2f1c3d4e5f60
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5b0f9f2e-8d0c-4d0e-9b7a-2f1c3d4e5f60",
+                     *       "conversation_id": "call-2026-0001",
+                     *       "agent": {
+                     *         "id": "0d9c4a63-2b1e-4f7a-9c55-8e2a1b3c4d5e",
+                     *         "email": "agent@example.com"
+                     *       },
+                     *       "product_id": 7,
+                     *       "start_time": 1763985600,
+                     *       "state": "stopped",
+                     *       "tags": [
+                     *         {
+                     *           "key": "sale_closed",
+                     *           "value": true,
+                     *           "type": "boolean"
+                     *         },
+                     *         {
+                     *           "key": "score",
+                     *           "value": 7,
+                     *           "type": "integer"
+                     *         }
+                     *       ],
+                     *       "media": {
+                     *         "upload_id": 42,
+                     *         "status": "ready",
+                     *         "filename": "call.wav",
+                     *         "content_type": "audio/wav"
+                     *       },
+                     *       "has_transcript": true,
+                     *       "created_at": "2026-11-24T12:00:01.123Z",
+                     *       "updated_at": "2026-11-24T12:31:40.005Z",
+                     *       "speaker": {
+                     *         "separation": "channels",
+                     *         "channel_map": [
+                     *           "agent",
+                     *           "customer"
+                     *         ]
+                     *       },
+                     *       "transcript": [
+                     *         {
+                     *           "role": "agent",
+                     *           "text": "Thanks for calling.",
+                     *           "start": 0,
+                     *           "stop": 1.4
+                     *         }
+                     *       ],
+                     *       "transcript_source": "client",
+                     *       "metadata": {
+                     *         "queue": "billing"
+                     *       },
+                     *       "uploads": [
+                     *         {
+                     *           "upload_id": 42,
+                     *           "status": "ready",
+                     *           "reason": null,
+                     *           "filename": "call.wav",
+                     *           "content_type": "audio/wav",
+                     *           "size": 1920044,
+                     *           "duration_s": 60,
+                     *           "channels": 2,
+                     *           "created_at": "2026-11-24T12:00:01.200Z"
+                     *         }
+                     *       ],
+                     *       "handoff_ids": [
+                     *         "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"
+                     *       ],
+                     *       "analysis": {
+                     *         "status": "ready",
+                     *         "reason": null,
+                     *         "source": "recording",
+                     *         "duration_s": 20,
+                     *         "talk_s": {
+                     *           "agent": 12,
+                     *           "customer": 6.5,
+                     *           "unknown": 0
+                     *         },
+                     *         "silence_s": 4,
+                     *         "overtalk_s": 2.5,
+                     *         "talk_ratio_agent": 0.649,
+                     *         "longest_monologue_s": {
+                     *           "agent": 8,
+                     *           "customer": 2.5
+                     *         },
+                     *         "interruptions": {
+                     *           "agent": 1,
+                     *           "customer": 2
+                     *         },
+                     *         "speech": [
+                     *           {
+                     *             "role": "agent",
+                     *             "start": 0,
+                     *             "stop": 9
+                     *           },
+                     *           {
+                     *             "role": "customer",
+                     *             "start": 8,
+                     *             "stop": 10.5
+                     *           },
+                     *           {
+                     *             "role": "customer",
+                     *             "start": 12,
+                     *             "stop": 14
+                     *           },
+                     *           {
+                     *             "role": "agent",
+                     *             "start": 13,
+                     *             "stop": 16
+                     *           },
+                     *           {
+                     *             "role": "customer",
+                     *             "start": 15.5,
+                     *             "stop": 17.5
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The service’s id of the call: opaque, stable. */
+                        id: string;
+                        /** @description The client’s id of the call. */
+                        conversation_id: string;
+                        /** @description The agent user of the call. */
+                        agent: {
+                            id: string;
+                            email: string;
+                        };
+                        /** @description Null for a call made by call/start that no call/create has filed under a product yet. */
+                        product_id: number | null;
+                        /** @description Epoch seconds, as sent on create. */
+                        start_time: number;
+                        /** @enum {unknown} */
+                        state: "created" | "live" | "stopped";
+                        /** @description In the request’s form, ordered by key. */
+                        tags: {
+                            key: string;
+                            value: string | number | boolean;
+                            /** @enum {unknown} */
+                            type: "string" | "integer" | "boolean";
+                        }[];
+                        /** @description The call’s latest upload, or null when it has none. */
+                        media: {
+                            upload_id: number;
+                            /** @enum {unknown} */
+                            status: "pending" | "uploaded" | "ready" | "rejected" | "expired";
+                            filename: string;
+                            /** @description The upload’s `upload_content_type`. */
+                            content_type: string;
+                        } | null;
+                        has_transcript: boolean;
+                        /**
+                         * Format: date-time
+                         * @description When the call was first recorded (ISO 8601, UTC).
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When the call last changed (ISO 8601, UTC).
+                         */
+                        updated_at: string;
+                        speaker: {
+                            /** @enum {unknown} */
+                            separation: "diarize" | "channels";
+                            channel_map: ("agent" | "customer")[] | null;
+                        };
+                        transcript: {
+                            /**
+                             * @description Who speaks.
+                             * @enum {unknown}
+                             */
+                            role: "agent" | "customer";
+                            /** @description Spoken text. */
+                            text: string;
+                            /** @description Offset of the segment start; not negative. */
+                            start: number;
+                            /** @description Offset of the segment end; not less than start. */
+                            stop: number;
+                        }[] | null;
+                        /** @description `client` when the client sent the transcript; `transcription` when the service made it. */
+                        transcript_source: ("client" | "transcription") | null;
+                        /** @description Merged metadata; `{}` when none. */
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Every upload, newest first. */
+                        uploads: {
+                            upload_id: number;
+                            /** @enum {unknown} */
+                            status: "pending" | "uploaded" | "ready" | "rejected" | "expired";
+                            /** @description Why it was rejected or expired. */
+                            reason: string | null;
+                            filename: string;
+                            content_type: string;
+                            /** @description Bytes; null until uploaded. */
+                            size: number | null;
+                            /** @description Seconds, as verification found. */
+                            duration_s: number | null;
+                            /** @description Audio channels, as verification found. */
+                            channels: number | null;
+                            /**
+                             * Format: date-time
+                             * @description When the upload URL was issued (ISO 8601, UTC).
+                             */
+                            created_at: string;
+                        }[];
+                        /** @description Call-handoff records linked to the call. */
+                        handoff_ids: string[];
+                        /** @description The call’s analysis, or null when none was ever made (no ready recording, no transcript with times). */
+                        analysis: {
+                            /** @enum {unknown} */
+                            status: "pending" | "ready" | "failed";
+                            reason: string | null;
+                            /**
+                             * @description The latest ready recording, or the transcript when the call has none.
+                             * @enum {unknown}
+                             */
+                            source: "recording" | "transcript";
+                            duration_s: number | null;
+                            talk_s: {
+                                agent: number | null;
+                                customer: number | null;
+                                /** @description Speech of no known role (mono, or channels without a map). */
+                                unknown: number;
+                            } | null;
+                            silence_s: number | null;
+                            overtalk_s: number | null;
+                            talk_ratio_agent: number | null;
+                            longest_monologue_s: {
+                                agent: number | null;
+                                customer: number | null;
+                            } | null;
+                            interruptions: {
+                                agent: number | null;
+                                customer: number | null;
+                            } | null;
+                            speech: {
+                                /** @enum {unknown} */
+                                role: "agent" | "customer" | "unknown";
+                                start: number;
+                                stop: number;
+                            }[] | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls:read` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls:read\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The call’s `id`, as the list or an event shows it. Any other value: 404.
+                 * @example 5b0f9f2e-8d0c-4d0e-9b7a-2f1c3d4e5f60
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased: nothing of the call is readable any more. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls:delete` scope, or its user is not an admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    getCallRecording: {
+        parameters: {
+            query?: {
+                /** @description `false`: answer 200 with the URL as JSON instead of a 302 redirect to it. */
+                redirect?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The call’s `id`, as the list or an event shows it. Any other value: 404.
+                 * @example 5b0f9f2e-8d0c-4d0e-9b7a-2f1c3d4e5f60
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "url": "https://cqs.example.com/storage/v1/object/0e5c…/2026/11/23/8f1d….wav?X-Cqs-Expires=1763900000&X-Cqs-Content-Type=audio%2Fwav&X-Cqs-Signature=9b1c…",
+                     *       "expires_in": 300,
+                     *       "content_type": "audio/wav",
+                     *       "size": 1920044
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description A signed GET URL of the recording (embedded storage: also HEAD; S3: a presigned GET). It serves the upload’s exact Content-Type, Content-Length, ETag and `Accept-Ranges: bytes`, and single ranges. */
+                        url: string;
+                        /** @description Seconds the URL stays valid (RECORDING_URL_EXPIRES_IN). */
+                        expires_in: number;
+                        /** @description The upload’s `upload_content_type`, as the URL serves it. */
+                        content_type: string;
+                        /** @description Bytes of the recording. */
+                        size: number;
+                    };
+                };
+            };
+            /** @description Redirect to the signed URL in `Location` (valid `RECORDING_URL_EXPIRES_IN` seconds). */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls:read` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls:read\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    getCallHandoff: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Extension: long poll. Seconds (0–30, fractions allowed; outside: 422) to wait, when the record is not final, for it to change or become final before answering. With an `If-None-Match` that names the current version, waits for a newer one and answers 304 if none came in time.
+                 * @example 25
+                 */
+                wait?: number;
+            };
+            header?: {
+                /**
+                 * @description An ETag from an earlier answer: 304 (no body) when the record is still at that version.
+                 * @example "3f2c9a4e-8b1d-4c6f-9e2a-5d7b1c0e4f21-v7"
+                 */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description The record id; not a UUID: 422. */
+                handoff_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record, with `ETag` and `Cache-Control`. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this version: `"<handoff_id>-v<version>"`. */
+                    ETag?: string;
+                    /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "handoff_id": "3f2c9a4e-8b1d-4c6f-9e2a-5d7b1c0e4f21",
+                     *       "final": true,
+                     *       "metadata": {
+                     *         "intent": "billing",
+                     *         "customer_tier": "gold",
+                     *         "summary": "Wants a refund for March."
+                     *       },
+                     *       "created_at": "2026-11-22T09:14:03.120455Z",
+                     *       "updated_at": "2026-11-22T09:17:41.908112Z",
+                     *       "finalized_at": "2026-11-22T09:17:41.908112Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description Minted by the service for one call handoff.
+                         */
+                        handoff_id: string;
+                        /** @description true once the record is finalized and immutable; false while it is still being written. */
+                        final: boolean;
+                        /** @description While `final` is false, keys may be missing or hold intermediate values that will change. Once `final` is true it never changes. */
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description Creation time (UTC, microseconds).
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description Last change (UTC, microseconds); strictly later after every change.
+                         */
+                        updated_at: string;
+                        /** @description null while `final` is false; the time of finalization once it is true. */
+                        finalized_at: string | null;
+                    };
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current version (after waiting, when `wait` was given). No body. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this version: `"<handoff_id>-v<version>"`. */
+                    ETag?: string;
+                    /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    updateCallHandoff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id; not a UUID: 422. */
+                handoff_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "metadata": {
+                 *         "customer_tier": "gold",
+                 *         "intent": null
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Top-level keys to set; a key whose value is null is removed. Nested objects are replaced. At most 1000 top-level keys (per request and per stored record) and nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422). */
+                    metadata: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The record, with `ETag` and `Cache-Control`. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this version: `"<handoff_id>-v<version>"`. */
+                    ETag?: string;
+                    /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "handoff_id": "3f2c9a4e-8b1d-4c6f-9e2a-5d7b1c0e4f21",
+                     *       "final": true,
+                     *       "metadata": {
+                     *         "intent": "billing",
+                     *         "customer_tier": "gold",
+                     *         "summary": "Wants a refund for March."
+                     *       },
+                     *       "created_at": "2026-11-22T09:14:03.120455Z",
+                     *       "updated_at": "2026-11-22T09:17:41.908112Z",
+                     *       "finalized_at": "2026-11-22T09:17:41.908112Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description Minted by the service for one call handoff.
+                         */
+                        handoff_id: string;
+                        /** @description true once the record is finalized and immutable; false while it is still being written. */
+                        final: boolean;
+                        /** @description While `final` is false, keys may be missing or hold intermediate values that will change. Once `final` is true it never changes. */
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description Creation time (UTC, microseconds).
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description Last change (UTC, microseconds); strictly later after every change.
+                         */
+                        updated_at: string;
+                        /** @description null while `final` is false; the time of finalization once it is true. */
+                        finalized_at: string | null;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `handoff:write` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"handoff:write\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The record is final: it never changes again. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "call handoff record is final and cannot change"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    createCallHandoff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "metadata": {
+                 *         "intent": "billing"
+                 *       },
+                 *       "conversation_id": "call-2026-11-22-0042"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Key/value data collected during the call. Any JSON object. At most 1000 top-level keys (per request and per stored record) and nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
+                     * @example {
+                     *       "intent": "billing",
+                     *       "customer_tier": "gold"
+                     *     }
+                     */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Links the record to this conversation of the caller’s company. None: 404. Held by more than one agent: 409, unless `agent_email` picks one. */
+                    conversation_id?: string;
+                    /** @description Only with `conversation_id`: the agent whose conversation it is (case-insensitive). No such active user: 404; several: 409 with `conflicting_user_ids`. */
+                    agent_email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The new record, with `ETag`, `Cache-Control` and `Location` (its reader URL). */
+            201: {
+                headers: {
+                    /** @description Strong entity tag of this version: `"<handoff_id>-v<version>"`. */
+                    ETag?: string;
+                    /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
+                    "Cache-Control"?: string;
+                    /** @description The path of the new record: `/api/v1/call-handoff/<handoff_id>`. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "handoff_id": "3f2c9a4e-8b1d-4c6f-9e2a-5d7b1c0e4f21",
+                     *       "final": false,
+                     *       "metadata": {
+                     *         "intent": "billing",
+                     *         "customer_tier": "gold",
+                     *         "summary": "Wants a refund for March."
+                     *       },
+                     *       "created_at": "2026-11-22T09:14:03.120455Z",
+                     *       "updated_at": "2026-11-22T09:14:03.120455Z",
+                     *       "finalized_at": null
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description Minted by the service for one call handoff.
+                         */
+                        handoff_id: string;
+                        /** @description true once the record is finalized and immutable; false while it is still being written. */
+                        final: boolean;
+                        /** @description While `final` is false, keys may be missing or hold intermediate values that will change. Once `final` is true it never changes. */
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description Creation time (UTC, microseconds).
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description Last change (UTC, microseconds); strictly later after every change.
+                         */
+                        updated_at: string;
+                        /** @description null while `final` is false; the time of finalization once it is true. */
+                        finalized_at: string | null;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `handoff:write` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"handoff:write\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description conversation_id is held by conversations of several agents (send `agent_email`), or agent_email matches several active users (then with `agent_email` and `conflicting_user_ids`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "conversation_id \"call-2026-11-22-0042\" is ambiguous: more than one agent has a conversation with it; send agent_email to choose"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        agent_email?: string;
+                        conflicting_user_ids?: string[];
+                    };
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    finalizeCallHandoff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id; not a UUID: 422. */
+                handoff_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "metadata": {
+                 *         "summary": "Wants a refund for March."
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A last merge, as PATCH, applied in the same statement that finalizes. At most 1000 top-level keys (per request and per stored record) and nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422). */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The record, with `ETag` and `Cache-Control`. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this version: `"<handoff_id>-v<version>"`. */
+                    ETag?: string;
+                    /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "handoff_id": "3f2c9a4e-8b1d-4c6f-9e2a-5d7b1c0e4f21",
+                     *       "final": true,
+                     *       "metadata": {
+                     *         "intent": "billing",
+                     *         "customer_tier": "gold",
+                     *         "summary": "Wants a refund for March."
+                     *       },
+                     *       "created_at": "2026-11-22T09:14:03.120455Z",
+                     *       "updated_at": "2026-11-22T09:17:41.908112Z",
+                     *       "finalized_at": "2026-11-22T09:17:41.908112Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description Minted by the service for one call handoff.
+                         */
+                        handoff_id: string;
+                        /** @description true once the record is finalized and immutable; false while it is still being written. */
+                        final: boolean;
+                        /** @description While `final` is false, keys may be missing or hold intermediate values that will change. Once `final` is true it never changes. */
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description Creation time (UTC, microseconds).
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description Last change (UTC, microseconds); strictly later after every change.
+                         */
+                        updated_at: string;
+                        /** @description null while `final` is false; the time of finalization once it is true. */
+                        finalized_at: string | null;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `handoff:write` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"handoff:write\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The record is final: it never changes again. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "call handoff record is final and cannot change"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    getUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The upload_id. */
+                upload_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        upload_id: number;
+                        /** @description The client’s conversation_id of the call. */
+                        conversation_id: string;
+                        /** @description `pending`: the URL was issued, nothing arrived yet. `uploaded`: the bytes arrived, verification is queued. `ready`: verified media. `rejected`: see `reason`. `expired`: the URL expired with nothing uploaded. */
+                        status: "pending" | "uploaded" | "ready" | "rejected" | "expired";
+                        reason: string | null;
+                        filename: string;
+                        /** @description The Content-Type the upload URL pins. */
+                        content_type: string;
+                        size: number | null;
+                        media: components["schemas"]["def-1"] | null;
+                        /**
+                         * Format: date-time
+                         * @description When the upload URL expires.
+                         */
+                        expires_at: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    completeUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The upload_id. */
+                upload_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        upload_id: number;
+                        /** @description The client’s conversation_id of the call. */
+                        conversation_id: string;
+                        /** @description `pending`: the URL was issued, nothing arrived yet. `uploaded`: the bytes arrived, verification is queued. `ready`: verified media. `rejected`: see `reason`. `expired`: the URL expired with nothing uploaded. */
+                        status: "pending" | "uploaded" | "ready" | "rejected" | "expired";
+                        reason: string | null;
+                        filename: string;
+                        /** @description The Content-Type the upload URL pins. */
+                        content_type: string;
+                        size: number | null;
+                        media: components["schemas"]["def-1"] | null;
+                        /**
+                         * Format: date-time
+                         * @description When the upload URL expires.
+                         */
+                        expires_at: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "conflict"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description The `next_cursor` of the previous page; without it, the feed starts at the oldest kept event. */
+                after?: string;
+                limit?: number;
+                /** @description Only events of this type; repeat the parameter for several. */
+                type?: ("call.created" | "call.updated" | "call.started" | "call.stopped" | "call.deleted" | "upload.ready" | "upload.rejected" | "upload.expired" | "handoff.created" | "handoff.updated" | "handoff.finalized" | "analysis.ready" | "transcript.ready" | "webhook.disabled") | ("call.created" | "call.updated" | "call.started" | "call.stopped" | "call.deleted" | "upload.ready" | "upload.rejected" | "upload.expired" | "handoff.created" | "handoff.updated" | "handoff.finalized" | "analysis.ready" | "transcript.ready" | "webhook.disabled")[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         {
+                     *           "id": "5b0c2f4e-8f7a-4a51-9d43-2f0f3c1a9e11",
+                     *           "type": "call.stopped",
+                     *           "created_at": "2026-01-01T12:00:03.120Z",
+                     *           "data": {
+                     *             "call_id": "0d6f1c3a-3b7e-4e0b-9f5e-6a2c1b9d8e77",
+                     *             "conversation_id": "call-2026-0001",
+                     *             "agent_email": "ann@acme.test",
+                     *             "state": "stopped"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next_cursor": "ZTEuNzU0LjI"
+                     *     }
+                     */
+                    "application/json": {
+                        events: components["schemas"]["def-2"][];
+                        /** @description Pass it as `after` to read on. Never null: on an empty page it is the position reached, to poll with again. */
+                        next_cursor: string;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `events:read` scope, or its user is not an admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Gone for good: the cursor is older than the oldest kept event. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "the cursor is older than the oldest kept event; start again without after"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhooks": [
+                     *         {
+                     *           "id": "9a4e7f0c-51d2-4c8e-a1f3-2b6d8e0c4a19",
+                     *           "url": "https://hooks.acme.test/cqs",
+                     *           "types": [
+                     *             "call.stopped",
+                     *             "upload.ready"
+                     *           ],
+                     *           "description": "QA pipeline",
+                     *           "enabled": true,
+                     *           "created_at": "2026-01-01T12:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        webhooks: components["schemas"]["def-3"][];
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `webhooks` scope, or its user is not an admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where events are POSTed. Must be `https` and resolve to a public address (checked here and again on every connection), unless the service runs with `WEBHOOK_ALLOW_PRIVATE=true`; other schemes: 422. */
+                    url: string;
+                    /** @description The event types sent to the endpoint; null (or absent on create) = every type. */
+                    types?: ("call.created" | "call.updated" | "call.started" | "call.stopped" | "call.deleted" | "upload.ready" | "upload.rejected" | "upload.expired" | "handoff.created" | "handoff.updated" | "handoff.finalized" | "analysis.ready" | "transcript.ready" | "webhook.disabled")[] | null;
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "9a4e7f0c-51d2-4c8e-a1f3-2b6d8e0c4a19",
+                     *       "url": "https://hooks.acme.test/cqs",
+                     *       "types": [
+                     *         "call.stopped",
+                     *         "upload.ready"
+                     *       ],
+                     *       "description": "QA pipeline",
+                     *       "enabled": true,
+                     *       "created_at": "2026-01-01T12:00:00.000Z",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo="
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        url: string;
+                        /** @description The event types sent to the endpoint; null (or absent on create) = every type. */
+                        types: ("call.created" | "call.updated" | "call.started" | "call.stopped" | "call.deleted" | "upload.ready" | "upload.rejected" | "upload.expired" | "handoff.created" | "handoff.updated" | "handoff.finalized" | "analysis.ready" | "transcript.ready" | "webhook.disabled")[] | null;
+                        description: string | null;
+                        enabled: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description `whsec_` + base64 of 32 random bytes: the signing secret, shown only here and on rotation. */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `webhooks` scope, or its user is not an admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "9a4e7f0c-51d2-4c8e-a1f3-2b6d8e0c4a19",
+                     *       "url": "https://hooks.acme.test/cqs",
+                     *       "types": [
+                     *         "call.stopped",
+                     *         "upload.ready"
+                     *       ],
+                     *       "description": "QA pipeline",
+                     *       "enabled": true,
+                     *       "created_at": "2026-01-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        url: string;
+                        /** @description The event types sent to the endpoint; null (or absent on create) = every type. */
+                        types: ("call.created" | "call.updated" | "call.started" | "call.stopped" | "call.deleted" | "upload.ready" | "upload.rejected" | "upload.expired" | "handoff.created" | "handoff.updated" | "handoff.finalized" | "analysis.ready" | "transcript.ready" | "webhook.disabled")[] | null;
+                        description: string | null;
+                        enabled: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `webhooks` scope, or its user is not an admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `webhooks` scope, or its user is not an admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where events are POSTed. Must be `https` and resolve to a public address (checked here and again on every connection), unless the service runs with `WEBHOOK_ALLOW_PRIVATE=true`; other schemes: 422. */
+                    url?: string;
+                    /** @description The event types sent to the endpoint; null (or absent on create) = every type. */
+                    types?: ("call.created" | "call.updated" | "call.started" | "call.stopped" | "call.deleted" | "upload.ready" | "upload.rejected" | "upload.expired" | "handoff.created" | "handoff.updated" | "handoff.finalized" | "analysis.ready" | "transcript.ready" | "webhook.disabled")[] | null;
+                    description?: string | null;
+                    /** @description A disabled endpoint gets nothing; events of that time are not sent later. */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "9a4e7f0c-51d2-4c8e-a1f3-2b6d8e0c4a19",
+                     *       "url": "https://hooks.acme.test/cqs",
+                     *       "types": [
+                     *         "call.stopped",
+                     *         "upload.ready"
+                     *       ],
+                     *       "description": "QA pipeline",
+                     *       "enabled": true,
+                     *       "created_at": "2026-01-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        url: string;
+                        /** @description The event types sent to the endpoint; null (or absent on create) = every type. */
+                        types: ("call.created" | "call.updated" | "call.started" | "call.stopped" | "call.deleted" | "upload.ready" | "upload.rejected" | "upload.expired" | "handoff.created" | "handoff.updated" | "handoff.finalized" | "analysis.ready" | "transcript.ready" | "webhook.disabled")[] | null;
+                        description: string | null;
+                        enabled: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `webhooks` scope, or its user is not an admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "secret": "whsec_Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc="
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The new secret. For 24 hours deliveries carry signatures with both the old and the new one. */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `webhooks` scope, or its user is not an admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "1f0f6a52-0f7e-4f39-9a55-38f0d2a0c1b7"
+                     *     }
+                     */
+                    "application/json": {
+                        event_id: string;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `webhooks` scope, or its user is not an admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "id": "3c1d1b8e-6f0a-4b7e-9d55-0f2a7c9e1d44",
+                     *           "event_id": "5b0c2f4e-8f7a-4a51-9d43-2f0f3c1a9e11",
+                     *           "event_type": "call.stopped",
+                     *           "status": "pending",
+                     *           "attempts": [
+                     *             {
+                     *               "at": "2026-01-01T12:00:03.200Z",
+                     *               "status_code": 503,
+                     *               "error": "answered 503",
+                     *               "duration_ms": 41,
+                     *               "response": "Service Unavailable"
+                     *             }
+                     *           ],
+                     *           "next_attempt_at": "2026-01-01T12:00:08.241Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        deliveries: {
+                            id: string;
+                            /** @description The `webhook-id` header of every attempt. */
+                            event_id: string;
+                            event_type: string;
+                            status: "pending" | "delivered" | "failed";
+                            attempts: {
+                                /** Format: date-time */
+                                at: string;
+                                /** @description null when no answer came. */
+                                status_code: number | null;
+                                /** @description Why the attempt failed; null on success. */
+                                error: string | null;
+                                duration_ms: number;
+                                /** @description The first 500 characters of the response body; nothing more of it is kept. */
+                                response: string | null;
+                            }[];
+                            next_attempt_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `webhooks` scope, or its user is not an admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. */
+                id: string;
+                /** @description The delivery id. */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "accepted": true
+                     *     }
+                     */
+                    "application/json": {
+                        accepted: boolean;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `webhooks` scope, or its user is not an admin. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+}

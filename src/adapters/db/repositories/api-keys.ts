@@ -1,8 +1,7 @@
 /** API keys, found by the hash of the key (the key is how the company is found). */
 import { and, eq, isNull } from 'drizzle-orm';
-import type { Scope } from '../../../domain/api-keys.ts';
 import type { Db } from '../database.ts';
-import { apiKeys, users } from '../schema.ts';
+import { apiKeys, type Scope, users } from '../schema.ts';
 
 /** A key row, without its hash. */
 export interface ApiKeyRecord {
@@ -65,7 +64,7 @@ export async function findKeyOwnerByHash(db: Db, keyHash: string): Promise<KeyOw
     keyId: row.keyId,
     companyId: row.companyId,
     userId: row.userId,
-    scopes: row.scopes as Scope[],
+    scopes: row.scopes,
     revoked: row.revokedAt !== null,
     userActive: row.userActive,
     role: row.role,

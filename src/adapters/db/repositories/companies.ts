@@ -1,5 +1,5 @@
 /** Companies: the tenants. */
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
 import { companies } from '../schema.ts';
 
@@ -32,4 +32,29 @@ export async function listCompanies(db: Db): Promise<Company[]> {
 export async function hasNoCompanies(db: Db): Promise<boolean> {
   const rows = await db.select({ id: companies.id }).from(companies).limit(1);
   return rows.length === 0;
+}
+
+/** Any fixed number: the lock that stops two processes starting at once from both bootstrapping. */
+const BOOTSTRAP_LOCK_ID = 7_416_302_552;
+
+/**
+ * Waits for, then holds until the transaction ends, the lock of the first-start bootstrap: a second process
+ * starting at the same time then sees the first one's company. Call it inside a transaction.
+ */
+export async function lockBootstrap(tx: Db): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK_ID})`);
+}
+
+/** Sets the company's retention period in days (null: keep calls for ever); undefined when no such company. */
+export async function setRetentionDays(
+  db: Db,
+  companyId: string,
+  days: number | null,
+): Promise<Company | undefined> {
+  const [row] = await db
+    .update(companies)
+    .set({ retentionDays: days })
+    .where(eq(companies.id, companyId))
+    .returning();
+  return row;
 }

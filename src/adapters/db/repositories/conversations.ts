@@ -31,7 +31,7 @@ export async function upsertConversation(
   key: ConversationKey,
   fields: ConversationFields,
   replace: readonly (keyof ConversationFields)[],
-): Promise<{ id: string }> {
+): Promise<{ id: string; state: Conversation['state']; inserted: boolean }> {
   const set: Record<string, unknown> = { updatedAt: sql`now()` };
   for (const name of replace) set[name] = sql.raw(`excluded.${conversations[name].name}`);
   const [row] = await db
@@ -41,7 +41,8 @@ export async function upsertConversation(
       target: [conversations.companyId, conversations.agentUserId, conversations.conversationId],
       set,
     })
-    .returning({ id: conversations.id });
+    // xmax is 0 on a row this statement inserted, and set on one it updated.
+    .returning({ id: conversations.id, state: conversations.state, inserted: sql<boolean>`(xmax = 0)` });
   if (!row) throw new Error('upsert returned no row');
   return row;
 }
@@ -72,7 +73,7 @@ export async function insertLiveConversation(
   db: Db,
   companyId: string,
   key: ConversationKey,
-  values: { productId: number; startTime: number; metadata: Record<string, unknown> },
+  values: { productId: number | null; startTime: number; metadata: Record<string, unknown> },
 ): Promise<Conversation | undefined> {
   const [row] = await db
     .insert(conversations)
@@ -104,16 +105,38 @@ export async function transitionConversation(
     .where(and(eq(conversations.companyId, companyId), eq(conversations.id, id)));
 }
 
-/** The conversations of the company with this conversation_id, whatever their agent (at most `limit`). */
+/**
+ * The conversations of the company with this conversation_id (at most `limit`): of any agent, or of the one
+ * agent given.
+ */
 export async function findConversationsByConversationId(
   db: Db,
   companyId: string,
   conversationId: string,
-  limit: number,
+  options: { agentUserId?: string | undefined; limit: number },
 ): Promise<Conversation[]> {
   return db
     .select()
     .from(conversations)
-    .where(and(eq(conversations.companyId, companyId), eq(conversations.conversationId, conversationId)))
-    .limit(limit);
+    .where(
+      and(
+        eq(conversations.companyId, companyId),
+        eq(conversations.conversationId, conversationId),
+        options.agentUserId === undefined ? undefined : eq(conversations.agentUserId, options.agentUserId),
+      ),
+    )
+    .limit(options.limit);
+}
+
+/** The conversation with this id (the call's `id`), or undefined. */
+export async function findConversationByUuid(
+  db: Db,
+  companyId: string,
+  id: string,
+): Promise<Conversation | undefined> {
+  const [row] = await db
+    .select()
+    .from(conversations)
+    .where(and(eq(conversations.companyId, companyId), eq(conversations.id, id)));
+  return row;
 }

@@ -2,7 +2,7 @@
  * Uploads. Every query is filtered by company, except the sweep's listings, which are service-wide work
  * like the queue's claim.
  */
-import { and, asc, eq, gt, lt, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, lt, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
 import { conversations, jobs, uploads } from '../schema.ts';
 
@@ -109,14 +109,19 @@ export async function markUploadedIfPending(
   return rows.length > 0;
 }
 
-/** Marks a pending upload as expired; false when it is not pending. */
-export async function markExpiredIfPending(db: Db, companyId: string, id: number, reason: string) {
-  const rows = await db
+/** Marks a pending upload as expired; its conversation's uuid, or undefined when it is not pending. */
+export async function markExpiredIfPending(
+  db: Db,
+  companyId: string,
+  id: number,
+  reason: string,
+): Promise<string | undefined> {
+  const [row] = await db
     .update(uploads)
     .set({ status: 'expired', reason, updatedAt: changedNow })
     .where(and(eq(uploads.companyId, companyId), eq(uploads.id, id), eq(uploads.status, 'pending')))
-    .returning({ id: uploads.id });
-  return rows.length > 0;
+    .returning({ conversationUuid: uploads.conversationUuid });
+  return row?.conversationUuid;
 }
 
 /**
@@ -185,4 +190,38 @@ export async function listUploadsAwaitingVerification(
     )
     .orderBy(asc(uploads.id))
     .limit(limit);
+}
+
+/** The stored object of an upload that can be read back. */
+export interface ReadableObject {
+  uploadId: number;
+  objectKey: string;
+  contentType: string;
+  size: number;
+}
+
+/** The newest `ready` upload of a call (highest id), or undefined when it has none. */
+export async function latestReadyUpload(
+  db: Db,
+  companyId: string,
+  conversationUuid: string,
+): Promise<ReadableObject | undefined> {
+  const [row] = await db
+    .select({
+      uploadId: uploads.id,
+      objectKey: uploads.objectKey,
+      contentType: uploads.contentType,
+      size: uploads.size,
+    })
+    .from(uploads)
+    .where(
+      and(
+        eq(uploads.companyId, companyId),
+        eq(uploads.conversationUuid, conversationUuid),
+        eq(uploads.status, 'ready'),
+      ),
+    )
+    .orderBy(desc(uploads.id))
+    .limit(1);
+  return row ? { ...row, size: row.size ?? 0 } : undefined;
 }

@@ -49,6 +49,15 @@ export async function findActiveUsersByEmail(db: Db, companyId: string, email: s
     .orderBy(asc(users.createdAt), asc(users.id));
 }
 
+/** Ids of the company's users, active or not, whose email equals `email` without regard to case. */
+export async function findUserIdsByEmail(db: Db, companyId: string, email: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.companyId, companyId), sql`lower(${users.email}) = lower(${email})`));
+  return rows.map((r) => r.id);
+}
+
 /** Every user of the company. */
 export async function listUsers(db: Db, companyId: string): Promise<User[]> {
   return db.select().from(users).where(eq(users.companyId, companyId)).orderBy(asc(users.createdAt));

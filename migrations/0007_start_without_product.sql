@@ -1,0 +1,1 @@
+ALTER TABLE "conversations" ALTER COLUMN "product_id" DROP NOT NULL;

@@ -1,0 +1,82 @@
+/**
+ * The one translation of the database errors a caller causes into domain errors, so no layer above the
+ * adapters knows a SQLSTATE: a write to a final handoff record (the trigger's `CQ409`) is a ConflictError,
+ * text PostgreSQL cannot store (a NUL character: `22P05` in jsonb, `22021` in text) and metadata past its
+ * key limit (`23514` of a `*_metadata_keys` constraint) a ValidationError. It
+ * wraps the driver under Drizzle once, when the database is opened, so every repository (and every query
+ * yet to be written) gets it. Drizzle wraps what the driver throws in its own error with the domain error
+ * as `cause`; `findDomainError` (domain/errors.ts) finds it there. The database's error stays the domain
+ * error's `cause`, SQLSTATE included.
+ */
+import { ConflictError, type DomainError, ValidationError } from '../../domain/errors.ts';
+import { MAX_METADATA_KEYS } from '../../domain/limits.ts';
+import { FINAL_RECORD_SQLSTATE } from './errors.ts';
+
+/** SQLSTATEs of text PostgreSQL cannot store (a NUL character in text or jsonb). */
+const UNSTORABLE_TEXT_SQLSTATES = new Set(['22P05', '22021']);
+
+/** SQLSTATE of a check-constraint violation; the `*_metadata_keys` ones bound a record's metadata. */
+const CHECK_VIOLATION = '23514';
+
+/** The domain error a database error means, or undefined when it is not the caller's doing. */
+export function domainErrorOfDatabase(error: unknown): DomainError | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  const constraint = (error as { constraint?: unknown } | null)?.constraint;
+  let translated: DomainError | undefined;
+  if (code === FINAL_RECORD_SQLSTATE) {
+    translated = new ConflictError('call handoff record is final and cannot change');
+  } else if (typeof code === 'string' && UNSTORABLE_TEXT_SQLSTATES.has(code)) {
+    translated = new ValidationError('strings must not contain the NUL character (\\u0000)');
+  } else if (
+    code === CHECK_VIOLATION &&
+    typeof constraint === 'string' &&
+    constraint.endsWith('_metadata_keys')
+  ) {
+    translated = new ValidationError(
+      `metadata: the record would have more than ${MAX_METADATA_KEYS} top-level keys`,
+    );
+  }
+  if (translated) translated.cause = error;
+  return translated;
+}
+
+function rethrowTranslated(error: unknown): never {
+  throw domainErrorOfDatabase(error) ?? error;
+}
+
+function isThenable(value: unknown): value is Promise<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/**
+ * The driver client (a `pg` pool, a PGlite instance) whose queries throw domain errors where the database
+ * refused what the caller sent; everything else passes through. Covers what Drizzle uses: `query` and
+ * `exec`, a pool's `connect` (a transaction's client) and PGlite's `transaction` (its own query handle).
+ */
+export function translatingErrors<T extends object>(client: T): T {
+  return new Proxy(client, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property);
+      if (typeof value !== 'function') return value;
+      switch (property) {
+        case 'query':
+        case 'exec':
+          return (...args: unknown[]) => {
+            const result = value.apply(target, args);
+            return isThenable(result) ? result.catch(rethrowTranslated) : result;
+          };
+        case 'connect':
+          return (...args: unknown[]) => {
+            const result = value.apply(target, args);
+            return isThenable(result) ? result.then((c) => translatingErrors(c as object)) : result;
+          };
+        case 'transaction':
+          return (run: (tx: object) => unknown, ...rest: unknown[]) =>
+            value.call(target, (tx: object) => run(translatingErrors(tx)), ...rest);
+        default:
+          // Bound to the client itself: PGlite keeps its state in private fields a proxy cannot reach.
+          return value.bind(target);
+      }
+    },
+  });
+}

@@ -1,0 +1,260 @@
+/**
+ * The read side of calls: one call, and pages of the company's calls in the list's order
+ * (start_time desc, id desc) by keyset, never OFFSET, so a page deep in the list costs what the first
+ * one does. Every query is filtered by company; each filter is served by an index (see schema.ts).
+ */
+import { and, desc, eq, inArray, isNull, lt, type SQL, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import type { Db } from '../database.ts';
+import { callHandoffs, conversations, conversationTags, uploads, users } from '../schema.ts';
+import type { TagValue } from './tags.ts';
+
+/** An upload status, as stored. */
+export type UploadStatus = 'pending' | 'uploaded' | 'ready' | 'rejected' | 'expired';
+
+/** A call with what the list shows beside its own columns: the agent's email and the latest upload. */
+export interface CallRow {
+  companyId: string;
+  id: string;
+  conversationId: string;
+  agentUserId: string;
+  agentEmail: string;
+  productId: number | null;
+  startTime: number;
+  state: 'created' | 'live' | 'stopped';
+  speakerSeparation: 'diarize' | 'channels';
+  channelMap: string[] | null;
+  hasTranscript: boolean;
+  createdAt: string;
+  updatedAt: string;
+  latest: { id: number; status: UploadStatus; filename: string; contentType: string } | null;
+}
+
+/** Where a page starts: after the call with this key. */
+export interface CallKey {
+  startTime: number;
+  id: string;
+}
+
+/** The filters of the list, combined with AND. */
+export interface CallFilter {
+  /** Only the calls of this agent user (an agent's own visibility). */
+  agentUserId?: string;
+  /** Only calls of one of these agent users (an agent_email resolved to its users first). */
+  agentUserIds?: string[];
+  productId?: number;
+  conversationId?: string;
+  state?: 'created' | 'live' | 'stopped';
+  startTimeGte?: number;
+  startTimeLt?: number;
+  /** The status of the call's latest upload; `none`: the call has no upload. */
+  media?: UploadStatus | 'none';
+  /** The call has every one of these tags; with `value`, the tag's value written as text equals it. */
+  tags?: { key: string; value?: string }[];
+}
+
+// Times as ISO 8601 in UTC with milliseconds, written by the database so no time zone is involved.
+function iso(column: AnyPgColumn): SQL<string> {
+  return sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
+const ROW = {
+  companyId: conversations.companyId,
+  id: conversations.id,
+  conversationId: conversations.conversationId,
+  agentUserId: conversations.agentUserId,
+  agentEmail: users.email,
+  productId: conversations.productId,
+  startTime: conversations.startTime,
+  state: conversations.state,
+  speakerSeparation: conversations.speakerSeparation,
+  channelMap: conversations.channelMap,
+  hasTranscript: sql<boolean>`(${conversations.transcript} is not null)`,
+  createdAt: iso(conversations.createdAt),
+  updatedAt: iso(conversations.updatedAt),
+  latestId: uploads.id,
+  latestStatus: uploads.status,
+  latestFilename: uploads.filename,
+  latestContentType: uploads.contentType,
+};
+
+type RawRow = {
+  [K in keyof typeof ROW]: unknown;
+};
+
+function toCallRow(raw: RawRow): CallRow {
+  const { latestId, latestStatus, latestFilename, latestContentType, ...rest } = raw;
+  return {
+    ...(rest as Omit<CallRow, 'latest'>),
+    latest:
+      latestId === null
+        ? null
+        : {
+            id: latestId as number,
+            status: latestStatus as UploadStatus,
+            filename: latestFilename as string,
+            contentType: latestContentType as string,
+          },
+  };
+}
+
+function selectCalls(db: Db) {
+  return db
+    .select(ROW)
+    .from(conversations)
+    .innerJoin(
+      users,
+      and(eq(users.companyId, conversations.companyId), eq(users.id, conversations.agentUserId)),
+    )
+    .leftJoin(
+      uploads,
+      and(eq(uploads.companyId, conversations.companyId), eq(uploads.id, conversations.latestUploadId)),
+    );
+}
+
+function filterConditions(companyId: string, filter: CallFilter): SQL[] {
+  const c = conversations;
+  const where: SQL[] = [eq(c.companyId, companyId)];
+  if (filter.agentUserId !== undefined) where.push(eq(c.agentUserId, filter.agentUserId));
+  // Ids, not a subquery on the email: with one id the planner can use the agent's index range.
+  if (filter.agentUserIds !== undefined) where.push(inArray(c.agentUserId, filter.agentUserIds));
+  if (filter.productId !== undefined) where.push(eq(c.productId, filter.productId));
+  if (filter.conversationId !== undefined) where.push(eq(c.conversationId, filter.conversationId));
+  if (filter.state !== undefined) where.push(eq(c.state, filter.state));
+  if (filter.startTimeGte !== undefined) where.push(sql`${c.startTime} >= ${filter.startTimeGte}`);
+  if (filter.startTimeLt !== undefined) where.push(lt(c.startTime, filter.startTimeLt));
+  if (filter.media === 'none') where.push(isNull(c.latestUploadStatus));
+  else if (filter.media !== undefined) where.push(eq(c.latestUploadStatus, filter.media));
+  for (const tag of filter.tags ?? []) {
+    const t = conversationTags;
+    const value = tag.value === undefined ? sql`` : sql` and (${t.value} #>> '{}') = ${tag.value}`;
+    where.push(
+      sql`exists (select 1 from ${t} where ${t.companyId} = ${c.companyId}
+        and ${t.conversationUuid} = ${c.id} and ${t.key} = ${tag.key}${value})`,
+    );
+  }
+  return where;
+}
+
+/**
+ * The query of a page, not yet run: up to `limit` calls of the company matching `filter`, in list order,
+ * after `after` when given. Exposed so a test can EXPLAIN exactly what the list runs.
+ */
+export function listCallsQuery(
+  db: Db,
+  companyId: string,
+  filter: CallFilter,
+  after: CallKey | undefined,
+  limit: number,
+) {
+  const where = filterConditions(companyId, filter);
+  if (after) {
+    // A row comparison: the index (…, start_time, id) is scanned backwards from the key.
+    where.push(
+      sql`(${conversations.startTime}, ${conversations.id}) < (${after.startTime}, ${after.id}::uuid)`,
+    );
+  }
+  return selectCalls(db)
+    .where(and(...where))
+    .orderBy(desc(conversations.startTime), desc(conversations.id))
+    .limit(limit);
+}
+
+/** Up to `limit` calls of the company matching `filter`, in list order, after `after` when given. */
+export async function listCalls(
+  db: Db,
+  companyId: string,
+  filter: CallFilter,
+  after: CallKey | undefined,
+  limit: number,
+): Promise<CallRow[]> {
+  const rows = await listCallsQuery(db, companyId, filter, after, limit);
+  return rows.map(toCallRow);
+}
+
+/** The call, or undefined. */
+export async function findCall(db: Db, companyId: string, id: string): Promise<CallRow | undefined> {
+  const [row] = await selectCalls(db).where(
+    and(eq(conversations.companyId, companyId), eq(conversations.id, id)),
+  );
+  return row ? toCallRow(row) : undefined;
+}
+
+/** The tags of each call, ordered by key, by call id (calls without tags are absent). */
+export async function tagsOfCalls(
+  db: Db,
+  companyId: string,
+  ids: string[],
+): Promise<Map<string, TagValue[]>> {
+  const out = new Map<string, TagValue[]>();
+  if (ids.length === 0) return out;
+  const rows = await db
+    .select({
+      id: conversationTags.conversationUuid,
+      key: conversationTags.key,
+      type: conversationTags.type,
+      value: conversationTags.value,
+    })
+    .from(conversationTags)
+    .where(and(eq(conversationTags.companyId, companyId), inArray(conversationTags.conversationUuid, ids)))
+    .orderBy(conversationTags.conversationUuid, conversationTags.key);
+  for (const { id, ...tag } of rows) {
+    const list = out.get(id) ?? [];
+    list.push(tag as TagValue);
+    out.set(id, list);
+  }
+  return out;
+}
+
+/** What GET one shows beyond the list item: the call's transcript and metadata. */
+export async function callContent(
+  db: Db,
+  companyId: string,
+  id: string,
+): Promise<{ transcript: unknown[] | null; metadata: Record<string, unknown> } | undefined> {
+  const [row] = await db
+    .select({ transcript: conversations.transcript, metadata: conversations.metadata })
+    .from(conversations)
+    .where(and(eq(conversations.companyId, companyId), eq(conversations.id, id)));
+  return row as { transcript: unknown[] | null; metadata: Record<string, unknown> } | undefined;
+}
+
+/** An upload of a call as GET one shows it. */
+export interface CallUploadRow {
+  id: number;
+  status: UploadStatus;
+  reason: string | null;
+  filename: string;
+  contentType: string;
+  size: number | null;
+  probe: unknown;
+  createdAt: string;
+}
+
+/** Every upload of the call, newest first. */
+export async function uploadsOfCall(db: Db, companyId: string, id: string): Promise<CallUploadRow[]> {
+  return db
+    .select({
+      id: uploads.id,
+      status: uploads.status,
+      reason: uploads.reason,
+      filename: uploads.filename,
+      contentType: uploads.contentType,
+      size: uploads.size,
+      probe: uploads.probe,
+      createdAt: iso(uploads.createdAt),
+    })
+    .from(uploads)
+    .where(and(eq(uploads.companyId, companyId), eq(uploads.conversationUuid, id)))
+    .orderBy(desc(uploads.id));
+}
+
+/** The ids of the handoff records linked to the call, oldest first. */
+export async function handoffIdsOfCall(db: Db, companyId: string, id: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: callHandoffs.id })
+    .from(callHandoffs)
+    .where(and(eq(callHandoffs.companyId, companyId), eq(callHandoffs.conversationUuid, id)))
+    .orderBy(callHandoffs.createdAt, callHandoffs.id);
+  return rows.map((r) => r.id);
+}

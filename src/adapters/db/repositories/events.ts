@@ -1,0 +1,142 @@
+/**
+ * The event log. Writes go in the transaction of the change (the outbox). Reads serve only events whose
+ * writing transaction is older than every transaction still in progress (`pg_snapshot_xmin` of the
+ * statement's snapshot): no such event can still commit, so a position handed out is final and a reader
+ * that continues after it never skips one that was in flight.
+ */
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { Db } from '../database.ts';
+import { conversations, eventPurges, events, users } from '../schema.ts';
+
+/** An event to write. */
+export interface NewEvent {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** A stored event with its position. */
+export interface StoredEvent {
+  companyId: string;
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+  txid: string;
+  seq: number;
+}
+
+/** A place in the log: after (`txid`, `seq`). */
+export interface Position {
+  txid: string;
+  seq: number;
+}
+
+/** Writes events of one company in `db`, which should be the change's transaction. */
+export async function insertEvents(db: Db, companyId: string, rows: readonly NewEvent[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.insert(events).values(rows.map((r) => ({ companyId, type: r.type, data: r.data })));
+}
+
+/** The ids of calls that events name: its `id`, the client's `conversation_id` and the agent's email. */
+export interface CallRef {
+  call_id: string;
+  conversation_id: string;
+  agent_email: string;
+}
+
+/** The call refs of these conversations of the company, by conversation uuid. */
+export async function findCallRefs(
+  db: Db,
+  companyId: string,
+  uuids: readonly string[],
+): Promise<Map<string, CallRef>> {
+  if (uuids.length === 0) return new Map();
+  const rows = await db
+    .select({ id: conversations.id, conversationId: conversations.conversationId, email: users.email })
+    .from(conversations)
+    .innerJoin(
+      users,
+      and(eq(users.companyId, conversations.companyId), eq(users.id, conversations.agentUserId)),
+    )
+    .where(and(eq(conversations.companyId, companyId), inArray(conversations.id, [...new Set(uuids)])));
+  return new Map(
+    rows.map((r) => [r.id, { call_id: r.id, conversation_id: r.conversationId, agent_email: r.email }]),
+  );
+}
+
+/**
+ * Up to `limit` final events after `after` in log order, of one company (or of every company when
+ * `companyId` is null: the webhook fan-out's), of the given types (all when empty), and the horizon: the
+ * oldest transaction still running when the statement ran, below which every event is final. One
+ * statement, so the events and the horizon come from the same snapshot.
+ */
+export async function listEvents(
+  db: Db,
+  companyId: string | null,
+  after: Position,
+  options: { limit: number; types: readonly string[] },
+): Promise<{ events: StoredEvent[]; horizon: string }> {
+  const result = await db.execute(sql`
+    with h as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin)
+    select h.xmin::text as horizon, e.* from h left join lateral (
+      select company_id, id::text as id, type, data, created_at, txid::text as position_txid,
+        seq::text as position_seq
+      from events
+      where (${companyId}::uuid is null or company_id = ${companyId}::uuid)
+        and (txid, seq) > (${after.txid}::xid8, ${after.seq}::bigint)
+        and txid < h.xmin
+        ${options.types.length > 0 ? sql`and type in ${[...options.types]}` : sql``}
+      order by events.txid, events.seq
+      limit ${options.limit}
+    ) e on true`);
+  const rows = (result as unknown as { rows: Record<string, unknown>[] }).rows;
+  const horizon = String(rows[0]?.horizon ?? after.txid);
+  const found = rows
+    .filter((r) => r.id !== null && r.id !== undefined)
+    .map((r) => ({
+      companyId: String(r.company_id),
+      id: String(r.id),
+      type: String(r.type),
+      data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown>,
+      createdAt: r.created_at instanceof Date ? r.created_at : new Date(String(r.created_at)),
+      txid: String(r.position_txid),
+      seq: Number(r.position_seq),
+    }));
+  return { events: found, horizon };
+}
+
+/** How far the company's events were deleted by retention, or undefined when none was. */
+export async function findPurgedPosition(db: Db, companyId: string): Promise<Position | undefined> {
+  const [row] = await db
+    .select({ txid: sql<string>`${eventPurges.txid}::text`, seq: eventPurges.seq })
+    .from(eventPurges)
+    .where(eq(eventPurges.companyId, companyId));
+  return row;
+}
+
+/**
+ * Deletes up to `limit` events of every company created more than `retentionDays` ago and records, per
+ * company, the highest position deleted; returns how many were deleted. Service-wide: the cleanup's.
+ */
+export async function purgeOldEvents(db: Db, retentionDays: number, limit: number): Promise<number> {
+  const result = await db.execute(sql`
+    with doomed as (
+      select company_id, id from events
+      where created_at < now() - make_interval(days => ${retentionDays})
+      order by created_at limit ${limit}
+    ), deleted as (
+      delete from events e using doomed d where e.company_id = d.company_id and e.id = d.id
+      returning e.company_id, e.txid, e.seq
+    ), highest as (
+      select distinct on (company_id) company_id, txid, seq from deleted order by company_id, txid desc, seq desc
+    ), recorded as (
+      insert into event_purges as p (company_id, txid, seq)
+      select company_id, txid, seq from highest
+      on conflict (company_id) do update set txid = excluded.txid, seq = excluded.seq, purged_at = now()
+        where (p.txid, p.seq) < (excluded.txid, excluded.seq)
+      returning 1
+    )
+    select count(*)::int as n from deleted`);
+  const rows = (result as unknown as { rows: { n: number }[] }).rows;
+  return rows[0]?.n ?? 0;
+}

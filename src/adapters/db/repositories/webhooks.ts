@@ -1,0 +1,300 @@
+/**
+ * Webhook endpoints and deliveries. Every query is filtered by company, except the worker's service-wide
+ * ones (the fan-out's cursor and the scan for due deliveries), like the queue's claim.
+ */
+import { and, asc, desc, eq, isNotNull, lte, sql } from 'drizzle-orm';
+import type { Db } from '../database.ts';
+import { webhookDeliveries, webhookDispatch, webhookEndpoints } from '../schema.ts';
+import type { Position } from './events.ts';
+
+/** An endpoint row. */
+export type WebhookEndpoint = typeof webhookEndpoints.$inferSelect;
+/** A delivery row. */
+export type WebhookDelivery = typeof webhookDeliveries.$inferSelect;
+
+/** One attempt as the delivery log keeps it. */
+export interface DeliveryAttempt {
+  at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  excerpt: string | null;
+}
+
+const endpointById = (companyId: string, id: string) =>
+  and(eq(webhookEndpoints.companyId, companyId), eq(webhookEndpoints.id, id));
+
+/** Inserts an endpoint. */
+export async function insertEndpoint(
+  db: Db,
+  companyId: string,
+  values: { url: string; types: string[] | null; description: string | null; secret: string },
+): Promise<WebhookEndpoint> {
+  const [row] = await db
+    .insert(webhookEndpoints)
+    .values({ companyId, ...values })
+    .returning();
+  return row as WebhookEndpoint;
+}
+
+/** The company's endpoints, oldest first. */
+export async function listEndpoints(db: Db, companyId: string): Promise<WebhookEndpoint[]> {
+  return db
+    .select()
+    .from(webhookEndpoints)
+    .where(eq(webhookEndpoints.companyId, companyId))
+    .orderBy(asc(webhookEndpoints.createdAt), asc(webhookEndpoints.id));
+}
+
+/** One endpoint; `forUpdate` locks it until the transaction ends. */
+export async function findEndpoint(
+  db: Db,
+  companyId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<WebhookEndpoint | undefined> {
+  const query = db.select().from(webhookEndpoints).where(endpointById(companyId, id));
+  const [row] = options.forUpdate ? await query.for('update') : await query;
+  return row;
+}
+
+/** Changes an endpoint; undefined when there is none. */
+export async function updateEndpoint(
+  db: Db,
+  companyId: string,
+  id: string,
+  values: Partial<
+    Pick<
+      WebhookEndpoint,
+      | 'url'
+      | 'types'
+      | 'description'
+      | 'enabled'
+      | 'secret'
+      | 'previousSecret'
+      | 'previousSecretUntil'
+      | 'failingSince'
+    >
+  >,
+): Promise<WebhookEndpoint | undefined> {
+  const [row] = await db
+    .update(webhookEndpoints)
+    .set({ ...values, updatedAt: sql`now()` })
+    .where(endpointById(companyId, id))
+    .returning();
+  return row;
+}
+
+/** Rotates the secret: the old one keeps signing for `overlapSeconds`. */
+export async function rotateEndpointSecret(
+  db: Db,
+  companyId: string,
+  id: string,
+  secret: string,
+  overlapSeconds: number,
+): Promise<WebhookEndpoint | undefined> {
+  const [row] = await db
+    .update(webhookEndpoints)
+    .set({
+      previousSecret: sql`${webhookEndpoints.secret}`,
+      previousSecretUntil: sql`now() + make_interval(secs => ${overlapSeconds})`,
+      secret,
+      updatedAt: sql`now()`,
+    })
+    .where(endpointById(companyId, id))
+    .returning();
+  return row;
+}
+
+/** Deletes an endpoint and its deliveries; false when there was none. */
+export async function deleteEndpoint(db: Db, companyId: string, id: string): Promise<boolean> {
+  const rows = await db
+    .delete(webhookEndpoints)
+    .where(endpointById(companyId, id))
+    .returning({ id: webhookEndpoints.id });
+  return rows.length > 0;
+}
+
+/** Inserts a pending delivery due now (nothing when the endpoint already has one for the event). */
+export async function insertDelivery(
+  db: Db,
+  companyId: string,
+  values: { endpointId: string; eventId: string; eventType: string; payload: unknown },
+): Promise<void> {
+  await db
+    .insert(webhookDeliveries)
+    .values({ companyId, ...values, nextAttemptAt: sql`now()` })
+    .onConflictDoNothing();
+}
+
+/** The endpoint's deliveries, newest first. */
+export async function listDeliveries(
+  db: Db,
+  companyId: string,
+  endpointId: string,
+  limit: number,
+): Promise<WebhookDelivery[]> {
+  return db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.companyId, companyId), eq(webhookDeliveries.endpointId, endpointId)))
+    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+    .limit(limit);
+}
+
+/** Puts a delivery back to pending, due now, in a new round of attempts; false when there is none. */
+export async function restartDelivery(
+  db: Db,
+  companyId: string,
+  endpointId: string,
+  id: string,
+): Promise<boolean> {
+  const rows = await db
+    .update(webhookDeliveries)
+    .set({ status: 'pending', roundAttempts: 0, nextAttemptAt: sql`now()`, updatedAt: sql`now()` })
+    .where(
+      and(
+        eq(webhookDeliveries.companyId, companyId),
+        eq(webhookDeliveries.endpointId, endpointId),
+        eq(webhookDeliveries.id, id),
+      ),
+    )
+    .returning({ id: webhookDeliveries.id });
+  return rows.length > 0;
+}
+
+/**
+ * Takes the endpoint's next due delivery and moves its due time `leaseSeconds` ahead, so that no other
+ * worker sends it meanwhile; a worker that dies leaves it due again when the lease ends.
+ */
+export async function claimDueDelivery(
+  db: Db,
+  companyId: string,
+  endpointId: string,
+  leaseSeconds: number,
+): Promise<WebhookDelivery | undefined> {
+  const due = db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.companyId, companyId),
+        eq(webhookDeliveries.endpointId, endpointId),
+        eq(webhookDeliveries.status, 'pending'),
+        lte(webhookDeliveries.nextAttemptAt, sql`now()`),
+      ),
+    )
+    .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.createdAt))
+    .limit(1)
+    .for('update', { skipLocked: true });
+  const [row] = await db
+    .update(webhookDeliveries)
+    .set({ nextAttemptAt: sql`now() + make_interval(secs => ${leaseSeconds})` })
+    .where(and(eq(webhookDeliveries.companyId, companyId), sql`${webhookDeliveries.id} in ${due}`))
+    .returning();
+  return row;
+}
+
+/** Records an attempt and what follows: delivered, failed, or pending again after `retryInSeconds`. */
+export async function recordAttempt(
+  db: Db,
+  companyId: string,
+  id: string,
+  attempt: DeliveryAttempt,
+  outcome: { status: 'delivered' | 'failed' } | { status: 'pending'; retryInSeconds: number },
+): Promise<void> {
+  await db
+    .update(webhookDeliveries)
+    .set({
+      status: outcome.status,
+      attempts: sql`${webhookDeliveries.attempts} || ${JSON.stringify([attempt])}::jsonb`,
+      roundAttempts: sql`${webhookDeliveries.roundAttempts} + 1`,
+      nextAttemptAt:
+        outcome.status === 'pending' ? sql`now() + make_interval(secs => ${outcome.retryInSeconds})` : null,
+      updatedAt: sql`now()`,
+    })
+    .where(and(eq(webhookDeliveries.companyId, companyId), eq(webhookDeliveries.id, id)));
+}
+
+/** Marks every pending delivery of the endpoint failed (it was disabled: they are not sent later). */
+export async function failPendingDeliveries(db: Db, companyId: string, endpointId: string): Promise<void> {
+  await db
+    .update(webhookDeliveries)
+    .set({ status: 'failed', nextAttemptAt: null, updatedAt: sql`now()` })
+    .where(
+      and(
+        eq(webhookDeliveries.companyId, companyId),
+        eq(webhookDeliveries.endpointId, endpointId),
+        eq(webhookDeliveries.status, 'pending'),
+      ),
+    );
+}
+
+/** Endpoints (of any company) with a delivery due now: the worker's safety net. */
+export async function listEndpointsWithDueDeliveries(
+  db: Db,
+  limit: number,
+): Promise<{ companyId: string; endpointId: string }[]> {
+  return db
+    .selectDistinct({ companyId: webhookDeliveries.companyId, endpointId: webhookDeliveries.endpointId })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.status, 'pending'),
+        isNotNull(webhookDeliveries.nextAttemptAt),
+        lte(webhookDeliveries.nextAttemptAt, sql`now()`),
+      ),
+    )
+    .limit(limit);
+}
+
+/** The fan-out's position in the event log, locked until the transaction ends (one fan-out at a time). */
+export async function lockDispatchPosition(db: Db): Promise<Position> {
+  const [row] = await db
+    .select({ txid: sql<string>`${webhookDispatch.txid}::text`, seq: webhookDispatch.seq })
+    .from(webhookDispatch)
+    .where(eq(webhookDispatch.id, 1))
+    .for('update');
+  return row ?? { txid: '0', seq: 0 };
+}
+
+/** Moves the fan-out's position. */
+export async function saveDispatchPosition(db: Db, position: Position): Promise<void> {
+  await db
+    .update(webhookDispatch)
+    .set({ txid: sql`${position.txid}::xid8`, seq: position.seq })
+    .where(eq(webhookDispatch.id, 1));
+}
+
+/**
+ * Inserts, in one statement, a pending delivery for every (event, enabled endpoint) pair whose types match
+ * and whose endpoint existed when the event was written; returns the endpoints that got one.
+ */
+export async function fanOutDeliveries(
+  db: Db,
+  events: readonly { companyId: string; id: string; type: string; payload: unknown; createdAt: Date }[],
+): Promise<{ companyId: string; endpointId: string }[]> {
+  if (events.length === 0) return [];
+  const result = await db.execute(sql`
+    with e as (
+      select * from jsonb_to_recordset(${JSON.stringify(
+        events.map((e) => ({
+          company_id: e.companyId,
+          id: e.id,
+          type: e.type,
+          payload: e.payload,
+          created_at: e.createdAt.toISOString(),
+        })),
+      )}::jsonb) as x(company_id uuid, id text, type text, payload jsonb, created_at timestamptz)
+    ), inserted as (
+      insert into webhook_deliveries (company_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
+      select e.company_id, w.id, e.id, e.type, e.payload, now()
+      from e join webhook_endpoints w on w.company_id = e.company_id
+      where w.enabled and (w.types is null or e.type = any(w.types)) and w.created_at <= e.created_at
+      on conflict do nothing
+      returning company_id, endpoint_id
+    )
+    select distinct company_id::text as company_id, endpoint_id::text as endpoint_id from inserted`);
+  const rows = (result as unknown as { rows: { company_id: string; endpoint_id: string }[] }).rows;
+  return rows.map((r) => ({ companyId: r.company_id, endpointId: r.endpoint_id }));
+}

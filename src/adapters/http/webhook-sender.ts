@@ -1,0 +1,135 @@
+/**
+ * Sends one webhook request: a POST with a time limit, no redirects followed, and only the start of the
+ * response body kept. Unless private addresses are allowed, the address a name resolves to is checked
+ * when connecting (a custom `lookup`), so a name that resolves to a public address at create time and to a
+ * private one later (DNS rebinding) is refused too.
+ */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/** The characters of a response body kept in the delivery log. */
+export const RESPONSE_EXCERPT_LENGTH = 500;
+
+/** True for an address on the public internet (not loopback, private, link-local, reserved, …). */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  let parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
+    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  }
+  return parsed.range() === 'unicast';
+}
+
+/** Thrown (as the request's error) when a webhook would connect to a non-public address. */
+export class PrivateAddressError extends Error {
+  override name = 'PrivateAddressError';
+}
+
+/** A `lookup` that refuses names resolving to any non-public address. */
+const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+    if (error) return callback(error, '', 0);
+    const bad = addresses.find((a) => !isPublicAddress(a.address));
+    if (bad || addresses.length === 0) {
+      return callback(
+        new PrivateAddressError(`${hostname} resolves to ${bad?.address ?? 'nothing'}, not a public address`),
+        '',
+        0,
+      );
+    }
+    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+    const first = addresses[0] as LookupAddress;
+    callback(null, first.address, first.family);
+  });
+};
+
+const agents = {
+  public: {
+    http: new http.Agent({ keepAlive: true, lookup: publicOnlyLookup }),
+    https: new https.Agent({ keepAlive: true, lookup: publicOnlyLookup }),
+  },
+  any: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
+};
+
+/** What one attempt came to. */
+export interface SendResult {
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  excerpt: string | null;
+}
+
+/** POSTs `body` to `url`; never throws. */
+export function sendWebhook(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  options: { timeoutMs: number; allowPrivate: boolean },
+): Promise<SendResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  return new Promise((resolve) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (result: Omit<SendResult, 'durationMs'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ ...result, durationMs: elapsed() });
+    };
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return finish({ statusCode: null, error: 'invalid URL', excerpt: null });
+    }
+    const secure = target.protocol === 'https:';
+    const host = target.hostname.replace(/^\[|\]$/g, '');
+    // Node does not call `lookup` for an address literal, so a literal is checked here.
+    if (!options.allowPrivate && ipaddr.isValid(host) && !isPublicAddress(host)) {
+      return finish({ statusCode: null, error: `${host} is not a public address`, excerpt: null });
+    }
+    const pool = options.allowPrivate ? agents.any : agents.public;
+    const request = (secure ? https : http).request(target, {
+      method: 'POST',
+      agent: secure ? pool.https : pool.http,
+      headers: {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'user-agent': 'cqs-webhooks/1',
+        ...headers,
+      },
+    });
+    timer = setTimeout(() => {
+      request.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
+    }, options.timeoutMs);
+    request.on('error', (error) => finish({ statusCode: null, error: error.message, excerpt: null }));
+    request.on('response', (response) => {
+      let excerpt = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        if (excerpt.length < RESPONSE_EXCERPT_LENGTH) excerpt += chunk;
+        if (excerpt.length >= RESPONSE_EXCERPT_LENGTH) {
+          // Nothing more is kept, so nothing more is read.
+          response.destroy();
+          done();
+        }
+      });
+      const done = () => {
+        const code = response.statusCode ?? 0;
+        const ok = code >= 200 && code < 300;
+        finish({
+          statusCode: code,
+          error: ok ? null : code >= 300 && code < 400 ? 'redirects are not followed' : `answered ${code}`,
+          excerpt: excerpt.slice(0, RESPONSE_EXCERPT_LENGTH) || null,
+        });
+      };
+      response.on('end', done);
+      response.on('error', done);
+    });
+    request.end(body);
+  });
+}

@@ -1,0 +1,37 @@
+/** Authentication of API keys and the scope check. */
+
+import type { Db } from '../../adapters/db/database.ts';
+import { findKeyOwnerByHash } from '../../adapters/db/repositories/api-keys.ts';
+import { ForbiddenError, UnauthenticatedError } from '../errors.ts';
+import { hashApiKey, isWellFormedApiKey, type Scope } from './api-keys.ts';
+import type { Principal } from './principal.ts';
+
+/** Finds the principal behind a key, or throws UnauthenticatedError. A malformed key costs no query. */
+export async function authenticate(db: Db, key: string): Promise<Principal> {
+  if (!isWellFormedApiKey(key)) throw new UnauthenticatedError('invalid API key');
+  const owner = await findKeyOwnerByHash(db, hashApiKey(key));
+  if (!owner) throw new UnauthenticatedError('invalid API key');
+  if (owner.revoked) throw new UnauthenticatedError('API key has been revoked');
+  if (!owner.userActive) throw new UnauthenticatedError("API key's user is inactive");
+  return {
+    companyId: owner.companyId,
+    userId: owner.userId,
+    role: owner.role,
+    keyId: owner.keyId,
+    scopes: owner.scopes,
+  };
+}
+
+/** Throws ForbiddenError unless the principal's key carries `scope`. */
+export function requireScope(principal: Principal, scope: Scope): void {
+  if (!principal.scopes.includes(scope)) {
+    throw new ForbiddenError(`API key lacks the "${scope}" scope`);
+  }
+}
+
+/** Throws ForbiddenError unless the key's user is an admin (decision 22's admin-only endpoints). */
+export function requireAdmin(principal: Principal): void {
+  if (principal.role !== 'admin') {
+    throw new ForbiddenError("this endpoint is for admins; the API key's user is not one");
+  }
+}

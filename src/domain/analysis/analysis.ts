@@ -1,0 +1,268 @@
+/**
+ * A call's analysis (decision 28): queued when an upload of the call becomes ready (from the recording)
+ * or when a transcript is sent for a call with no ready recording (from the transcript), run by the worker,
+ * and read by `analysisOf`. Each queueing starts a new run; only the latest run's result is stored.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../adapters/db/database.ts';
+import {
+  type AnalysisOutcome,
+  findAnalysis,
+  finishAnalysisRun,
+  latestReadyUploadId,
+  startAnalysisRun,
+} from '../../adapters/db/repositories/analyses.ts';
+import { findConversationByUuid } from '../../adapters/db/repositories/conversations.ts';
+import { findUploadWithConversation } from '../../adapters/db/repositories/uploads.ts';
+import { type Decoder, UndecodableError } from '../../adapters/decode/ffmpeg.ts';
+import type { JobQueue } from '../../adapters/queue/queue.ts';
+import type { Storage } from '../../adapters/storage/storage.ts';
+import type { DetectorKind } from '../../adapters/vad/detector.ts';
+import type { SegmentInput } from '../calls/transcript.ts';
+import { callRef, recordEvent } from '../events/record.ts';
+import type { MediaFindings } from '../uploads/uploads.ts';
+import { type AnalysisFigures, computeFigures, type SpeechRole, type Track } from './figures.ts';
+import { findSpeech } from './recording.ts';
+
+/** The job kind of an analysis run. */
+export const ANALYZE_CALL_JOB = 'call.analyze';
+
+/** The detector the service uses: chosen by measurement (docs/analysis.md). */
+export const SERVICE_DETECTOR: DetectorKind = 'energy';
+
+/** A call's `analysis` as GET /api/v1/calls/{id} shows it (decision 28). */
+export type CallAnalysisView = {
+  status: 'pending' | 'ready' | 'failed';
+  reason: string | null;
+  source: 'recording' | 'transcript';
+} & { [K in keyof AnalysisFigures]: AnalysisFigures[K] | null };
+
+/** The payload of an analysis job. */
+interface AnalyzePayload {
+  conversationUuid: string;
+  runId: string;
+  uploadId: number | null;
+}
+
+async function queueRun(
+  tx: Db,
+  queue: JobQueue,
+  companyId: string,
+  conversationUuid: string,
+  uploadId: number | null,
+): Promise<void> {
+  const runId = randomUUID();
+  const source = uploadId === null ? 'transcript' : 'recording';
+  await startAnalysisRun(tx, companyId, conversationUuid, { runId, source, uploadId });
+  const payload: AnalyzePayload = { conversationUuid, runId, uploadId };
+  await queue.enqueue(tx, { kind: ANALYZE_CALL_JOB, companyId, payload: { ...payload } });
+}
+
+/** Queues the analysis of a recording that just became ready (call inside the transaction that made it so). */
+export function queueRecordingAnalysis(
+  tx: Db,
+  queue: JobQueue,
+  companyId: string,
+  conversationUuid: string,
+  uploadId: number,
+): Promise<void> {
+  return queueRun(tx, queue, companyId, conversationUuid, uploadId);
+}
+
+/**
+ * Queues the analysis of a call's transcript (call inside the transaction that stored it), unless the
+ * call has a ready recording: the recording wins. Returns whether a run was queued.
+ */
+export async function queueTranscriptAnalysis(
+  tx: Db,
+  queue: JobQueue,
+  companyId: string,
+  conversationUuid: string,
+  segments: readonly SegmentInput[],
+): Promise<boolean> {
+  if (!segments.every(hasTimes)) return false;
+  if ((await latestReadyUploadId(tx, companyId, conversationUuid)) !== undefined) return false;
+  await queueRun(tx, queue, companyId, conversationUuid, null);
+  return true;
+}
+
+function hasTimes(s: Partial<SegmentInput>): boolean {
+  return typeof s.start === 'number' && typeof s.stop === 'number' && s.stop >= s.start;
+}
+
+/** What running an analysis needs. */
+export interface AnalysisDeps {
+  db: Db;
+  storage: Storage;
+  /** Undefined when no ffmpeg is available: recordings then fail with a reason saying so. */
+  decoder: Decoder | undefined;
+}
+
+/** How a run ended: stored, superseded by a newer run, or failed with a reason retrying cannot fix. */
+export type RunResult = { status: 'ready' | 'superseded' } | { status: 'failed'; reason: string };
+
+/** Roles of the two channels of a recording: from the channel map, or both unknown when it is null. */
+export function channelRoles(channelMap: readonly string[] | null): [SpeechRole, SpeechRole] {
+  const [left, right] = channelMap ?? [];
+  if (
+    (left === 'agent' || left === 'customer') &&
+    (right === 'agent' || right === 'customer') &&
+    left !== right
+  ) {
+    return [left, right];
+  }
+  // No rule tells the agent's channel from the customer's better than chance (docs/analysis.md).
+  return ['unknown', 'unknown'];
+}
+
+async function analyzeRecording(
+  deps: AnalysisDeps,
+  companyId: string,
+  uploadId: number,
+): Promise<AnalysisOutcome> {
+  const failed = (reason: string): AnalysisOutcome => ({
+    status: 'failed',
+    reason,
+    figures: null,
+    method: null,
+  });
+  const upload = await findUploadWithConversation(deps.db, companyId, uploadId);
+  if (upload?.status !== 'ready') return failed('the recording is no longer ready');
+  if (!deps.decoder) return failed('no audio decoder is available on the server (ffmpeg)');
+  const conversation = await findConversationByUuid(deps.db, companyId, upload.conversationUuid);
+  const probe = upload.probe as MediaFindings | null;
+  const sourceChannels = probe?.audio_channels ?? 0;
+  if (!probe?.has_audio || sourceChannels < 1) return failed('the recording has no audio stream');
+  // Channels are parties only when the call says so; otherwise the audio is one mix (decision 28: mono).
+  const byChannel = upload.speakerSeparation === 'channels' && sourceChannels >= 2;
+  const reader = await deps.storage.open(upload.objectKey);
+  if (!reader) return failed('the recording is missing from storage');
+  try {
+    const found = await findSpeech(deps.decoder, reader, {
+      channels: byChannel ? 2 : 1,
+      container: probe.container,
+      detector: SERVICE_DETECTOR,
+    });
+    const roles: SpeechRole[] = byChannel ? channelRoles(conversation?.channelMap ?? null) : ['unknown'];
+    const tracks: Track[] = found.channels.map((intervals, c) => ({
+      role: roles[c] ?? 'unknown',
+      intervals,
+    }));
+    return {
+      status: 'ready',
+      reason: null,
+      figures: computeFigures(found.durationS, tracks),
+      method: `${SERVICE_DETECTOR} detector, ${deps.decoder.source} ffmpeg`,
+    };
+  } catch (error) {
+    if (error instanceof UndecodableError) return failed(error.message);
+    throw error;
+  } finally {
+    await reader.close();
+  }
+}
+
+async function analyzeTranscript(
+  db: Db,
+  companyId: string,
+  conversationUuid: string,
+): Promise<AnalysisOutcome> {
+  const conversation = await findConversationByUuid(db, companyId, conversationUuid);
+  const segments = (conversation?.transcript ?? []) as Partial<SegmentInput>[];
+  if (!segments.every(hasTimes)) {
+    return { status: 'failed', reason: 'a transcript segment has no times', figures: null, method: null };
+  }
+  const track = (role: 'agent' | 'customer'): Track => ({
+    role,
+    intervals: segments
+      .filter((s) => s.role === role)
+      .map((s) => ({ start: s.start as number, stop: s.stop as number })),
+  });
+  const duration = Math.max(0, ...segments.map((s) => s.stop as number));
+  return {
+    status: 'ready',
+    reason: null,
+    figures: computeFigures(duration, [track('agent'), track('customer')]),
+    method: 'transcript segments',
+  };
+}
+
+/** Runs one analysis job. Transient errors (storage, database) throw, so the job is retried. */
+export async function runAnalysis(
+  deps: AnalysisDeps,
+  companyId: string,
+  payload: Record<string, unknown>,
+): Promise<RunResult> {
+  const { conversationUuid, runId, uploadId } = payload as Partial<AnalyzePayload>;
+  if (typeof conversationUuid !== 'string' || typeof runId !== 'string') {
+    return { status: 'failed', reason: 'an analysis job without a call or a run' };
+  }
+  const row = await findAnalysis(deps.db, companyId, conversationUuid);
+  if (row?.runId !== runId) return { status: 'superseded' };
+  const outcome =
+    typeof uploadId === 'number'
+      ? await analyzeRecording(deps, companyId, uploadId)
+      : await analyzeTranscript(deps.db, companyId, conversationUuid);
+  // A ready analysis is an event (analysis.ready), written with the result.
+  const stored = await deps.db.transaction(async (tx) => {
+    if (!(await finishAnalysisRun(tx, companyId, conversationUuid, runId, outcome))) return false;
+    if (outcome.status === 'ready') {
+      const ref = await callRef(tx, companyId, conversationUuid);
+      await recordEvent(tx, companyId, 'analysis.ready', {
+        ...ref,
+        status: 'ready',
+        source: typeof uploadId === 'number' ? 'recording' : 'transcript',
+        ...(typeof uploadId === 'number' ? { upload_id: uploadId } : {}),
+      });
+    }
+    return true;
+  });
+  if (!stored) return { status: 'superseded' };
+  return outcome.status === 'ready'
+    ? { status: 'ready' }
+    : { status: 'failed', reason: outcome.reason ?? '' };
+}
+
+/** Marks a run failed after its last attempt, so that the call does not stay pending for ever. */
+export async function giveUpAnalysis(
+  db: Db,
+  companyId: string,
+  payload: Record<string, unknown>,
+  error: unknown,
+): Promise<void> {
+  const { conversationUuid, runId } = payload as Partial<AnalyzePayload>;
+  if (typeof conversationUuid !== 'string' || typeof runId !== 'string') return;
+  const reason = `the analysis failed: ${error instanceof Error ? error.message : String(error)}`.slice(
+    0,
+    500,
+  );
+  await finishAnalysisRun(db, companyId, conversationUuid, runId, {
+    status: 'failed',
+    reason,
+    figures: null,
+    method: null,
+  });
+}
+
+const EMPTY_FIGURES: { [K in keyof AnalysisFigures]: null } = {
+  duration_s: null,
+  talk_s: null,
+  silence_s: null,
+  overtalk_s: null,
+  talk_ratio_agent: null,
+  longest_monologue_s: null,
+  interruptions: null,
+  speech: null,
+};
+
+/** The call's `analysis` (decision 28), or null when none was ever queued. */
+export async function analysisOf(
+  db: Db,
+  companyId: string,
+  callUuid: string,
+): Promise<CallAnalysisView | null> {
+  const row = await findAnalysis(db, companyId, callUuid);
+  if (!row) return null;
+  const figures = row.status === 'ready' ? (row.figures as AnalysisFigures) : EMPTY_FIGURES;
+  return { status: row.status, reason: row.reason, source: row.source, ...figures };
+}

@@ -1,0 +1,99 @@
+/**
+ * Erasing a call (decision 26). Crash safety: the call's rows are deleted and a job that deletes its
+ * stored objects is queued in ONE transaction, so after any crash either the call is whole (the
+ * transaction never committed) or it is unreadable and its objects' deletion is queued (the queue retries
+ * it until done). Objects are deleted only after the rows are gone, so a readable call never lacks its
+ * recording, and no object outlives its call for longer than the job takes. The request deletes the
+ * objects itself right after the commit, so they are normally gone when it answers 204; the job then
+ * finds nothing left (deleting a missing object is not an error).
+ */
+
+import type { LruCache } from '../../adapters/cache/lru.ts';
+import type { Db } from '../../adapters/db/database.ts';
+import { deleteCallRows } from '../../adapters/db/repositories/erasure.ts';
+import type { JobQueue } from '../../adapters/queue/queue.ts';
+import type { Storage } from '../../adapters/storage/storage.ts';
+import type { Principal } from '../access/principal.ts';
+import { ForbiddenError, NotFoundError } from '../errors.ts';
+import { callRefs, recordEvent } from '../events/record.ts';
+import { findVisibleCall } from './visibility.ts';
+
+/** The job that deletes an erased call's objects; payload `{objectKeys: string[]}`. */
+export const ERASE_OBJECTS_JOB = 'call.erase-objects';
+/** Seconds after the last signed upload URL of an erased call expires before its objects are deleted again. */
+const LATE_UPLOAD_GRACE_SECONDS = 300;
+
+/** What erasure needs. */
+export interface ErasureDeps {
+  db: Db;
+  queue: JobQueue;
+  storage: Storage;
+  /** This process's cache of final handoff records (`<company_id>:<id>`): erased ones are forgotten. */
+  handoffCache?: LruCache<unknown>;
+}
+
+/** Deletes the objects; each missing one is fine. Throws on the first that cannot be deleted. */
+export async function deleteObjects(storage: Storage, objectKeys: readonly string[]): Promise<void> {
+  for (const key of objectKeys) await storage.delete(key);
+}
+
+/**
+ * Erases the call's rows and queues the deletion of its objects, in one transaction; false when there was
+ * no such call. Used by DELETE and by the retention sweep.
+ */
+export async function eraseCallById(
+  deps: ErasureDeps,
+  companyId: string,
+  callId: string,
+): Promise<{ objectKeys: string[] } | undefined> {
+  const erased = await deps.db.transaction(async (tx) => {
+    // The ids the event carries are read before the rows that hold them are gone.
+    const ref = (await callRefs(tx, companyId, [callId])).get(callId);
+    const rows = await deleteCallRows(tx, companyId, callId);
+    if (!rows || !ref) return undefined;
+    if (rows.objectKeys.length > 0) {
+      await deps.queue.enqueue(tx, {
+        kind: ERASE_OBJECTS_JOB,
+        companyId,
+        payload: { objectKeys: rows.objectKeys },
+        maxAttempts: 20,
+      });
+      // A signed upload URL still valid could bring an object after the erasure (S3 cannot be told to
+      // refuse it): a second pass deletes the keys again once every URL has expired.
+      if (rows.lastUploadUrlExpiry) {
+        const delay = Math.ceil((rows.lastUploadUrlExpiry.getTime() - Date.now()) / 1000);
+        await deps.queue.enqueue(tx, {
+          kind: ERASE_OBJECTS_JOB,
+          companyId,
+          payload: { objectKeys: rows.objectKeys },
+          delaySeconds: Math.max(1, delay + LATE_UPLOAD_GRACE_SECONDS),
+          maxAttempts: 20,
+        });
+      }
+    }
+    await recordEvent(tx, companyId, 'call.deleted', { ...ref });
+    return rows;
+  });
+  if (!erased) return undefined;
+  deps.queue.notify();
+  for (const handoffId of erased.handoffIds) deps.handoffCache?.delete(`${companyId}:${handoffId}`);
+  return { objectKeys: erased.objectKeys };
+}
+
+/**
+ * DELETE /api/v1/calls/{id}: only a key whose user is an admin (403), only a call it sees (404). The
+ * objects are deleted before the answer when storage allows; otherwise the queued job does it.
+ */
+export async function eraseCall(deps: ErasureDeps, principal: Principal, id: string): Promise<void> {
+  if (principal.role !== 'admin') {
+    throw new ForbiddenError("erasing calls is for admins; the API key's user is not one");
+  }
+  const call = await findVisibleCall(deps.db, principal, id);
+  const erased = await eraseCallById(deps, principal.companyId, call.id);
+  if (!erased) throw new NotFoundError(`call ${id} not found`);
+  try {
+    await deleteObjects(deps.storage, erased.objectKeys);
+  } catch {
+    // The queued job retries; the call is already unreadable.
+  }
+}

@@ -1,0 +1,78 @@
+/** Typed tags of a call (spec 2.3, decision 5) and call/add_tags (spec 4.2). */
+import type { Db } from '../../adapters/db/database.ts';
+import { type TagValue, upsertTags } from '../../adapters/db/repositories/tags.ts';
+import type { Principal } from '../access/principal.ts';
+import { ValidationError } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
+import { resolveAgent } from './agents.ts';
+import { requireConversation } from './conversations.ts';
+
+/** The tag types of decision 5, in the order the API lists them. */
+export const TAG_TYPES = ['string', 'integer', 'boolean'] as const;
+/** A tag as a request sends it; the schema has already checked the shapes. */
+export interface TagInput {
+  key: string;
+  type: (typeof TAG_TYPES)[number];
+  value: string | number | boolean;
+}
+
+/** The longest string value, in characters (code points). */
+export const MAX_STRING_TAG_LENGTH = 4096;
+
+function checkValue(tag: TagInput, field: string): void {
+  const { type, value } = tag;
+  if (type === 'integer') {
+    if (typeof value !== 'number' || !Number.isInteger(value)) {
+      throw new ValidationError('must be an integer, as type is "integer"', field);
+    }
+    if (!Number.isSafeInteger(value)) {
+      throw new ValidationError(`must be within ±${Number.MAX_SAFE_INTEGER} (2^53−1)`, field);
+    }
+  } else if (type === 'boolean') {
+    if (typeof value !== 'boolean')
+      throw new ValidationError('must be true or false, as type is "boolean"', field);
+  } else {
+    if (typeof value !== 'string') throw new ValidationError('must be a string, as type is "string"', field);
+    if ([...value].length > MAX_STRING_TAG_LENGTH) {
+      throw new ValidationError(`must be at most ${MAX_STRING_TAG_LENGTH} characters`, field);
+    }
+  }
+}
+
+/** Checks what the schema cannot: values agree with types, and no key twice. `field` names the array. */
+export function checkTags(tags: readonly TagInput[], field = 'tags'): TagValue[] {
+  const seen = new Set<string>();
+  return tags.map((tag, i) => {
+    if (seen.has(tag.key)) {
+      throw new ValidationError(`${JSON.stringify(tag.key)} is sent more than once`, `${field}[${i}].key`);
+    }
+    seen.add(tag.key);
+    checkValue(tag, `${field}[${i}].value`);
+    return { key: tag.key, type: tag.type, value: tag.value };
+  });
+}
+
+/** call/add_tags: upserts the tags of the (agent, conversation_id) pair, all or nothing. */
+export async function addTags(
+  db: Db,
+  principal: Principal,
+  input: { agent_email: string; conversation_id: string; tags: TagInput[] },
+): Promise<void> {
+  if (input.tags.length === 0) throw new ValidationError('must contain at least one tag', 'tags');
+  const tags = checkTags(input.tags);
+  await db.transaction(async (tx) => {
+    const agent = await resolveAgent(tx, principal.companyId, input.agent_email);
+    const conversation = await requireConversation(tx, principal.companyId, {
+      agentUserId: agent.id,
+      conversationId: input.conversation_id,
+      agentEmail: input.agent_email,
+    });
+    await upsertTags(tx, principal.companyId, conversation.id, tags);
+    await recordEvent(tx, principal.companyId, 'call.updated', {
+      call_id: conversation.id,
+      conversation_id: conversation.conversationId,
+      agent_email: agent.email,
+      state: conversation.state,
+    });
+  });
+}

@@ -1,0 +1,23 @@
+/**
+ * Event retention (decision 27): events older than EVENT_RETENTION_DAYS are deleted in batches by a
+ * periodic task; how far each company's log was deleted is recorded, so that an older cursor is a 410
+ * rather than a silent gap.
+ */
+import type { Db } from '../../adapters/db/database.ts';
+import { purgeOldEvents } from '../../adapters/db/repositories/events.ts';
+
+/** Events deleted per statement, so one purge never holds many row locks at once. */
+const PURGE_BATCH = 5000;
+
+/** The periodic task's name. */
+export const PURGE_EVENTS_TASK = 'events.purge';
+
+/** Deletes every event older than `retentionDays`; returns how many. Idempotent, safe in several processes. */
+export async function purgeExpiredEvents(db: Db, retentionDays: number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const count = await purgeOldEvents(db, retentionDays, PURGE_BATCH);
+    total += count;
+    if (count < PURGE_BATCH) return total;
+  }
+}

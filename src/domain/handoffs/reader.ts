@@ -1,0 +1,123 @@
+/**
+ * Reading handoff records (spec 4.5), cheaply: a final record never changes, so it is answered from a
+ * bounded in-memory cache without a query; a partial one can be long-polled (`wait`), which parks the
+ * request on a shared watch until the record changes, becomes final, or the wait is over.
+ */
+import type { LruCache } from '../../adapters/cache/lru.ts';
+import type { Db } from '../../adapters/db/database.ts';
+import { findHandoff, type HandoffRow } from '../../adapters/db/repositories/call-handoffs.ts';
+import type { Principal } from '../access/principal.ts';
+import { NotFoundError } from '../errors.ts';
+import { type Handoff, toHandoff } from './records.ts';
+import type { HandoffWatcher } from './watch.ts';
+
+/** How to read. */
+export interface ReadOptions {
+  /** Milliseconds to wait for a change of a partial record; 0 answers at once. */
+  waitMs: number;
+  /**
+   * The version the client already has (from If-None-Match). A wait answers at once when the record is
+   * at another version, and otherwise waits for a change; without it, it waits for a change of the
+   * version it finds.
+   */
+  knownVersion?: number | undefined;
+  /** Aborted when the client goes away: stop waiting. */
+  signal?: AbortSignal | undefined;
+}
+
+/** The reader of one process. */
+export interface HandoffReader {
+  /** The record, after waiting as asked; NotFoundError for an unknown id or another company's. */
+  read(principal: Principal, id: string, options: ReadOptions): Promise<Handoff>;
+  /** Ends every wait now (each answers with what it has), for a quick shutdown. */
+  close(): void;
+}
+
+/** Makes the reader; `cache` holds final records by company and id. */
+export function createHandoffReader(deps: {
+  db: Db;
+  watcher: HandoffWatcher;
+  cache: LruCache<Handoff>;
+}): HandoffReader {
+  const { db, watcher, cache } = deps;
+  // A set of callbacks rather than an AbortSignal: thousands of waiters would trip Node's listener warning.
+  const enders = new Set<() => void>();
+  let closed = false;
+
+  function found(row: HandoffRow | undefined, id: string): Handoff {
+    if (!row) throw new NotFoundError(`call handoff record ${id} not found`);
+    const handoff = toHandoff(row);
+    // Only final records: they are immutable, so a cached copy can never be stale.
+    if (row.final) cache.set(`${row.companyId}:${row.id}`, handoff);
+    return handoff;
+  }
+
+  async function waitForChange(companyId: string, id: string, options: ReadOptions): Promise<Handoff> {
+    let seen: HandoffRow | undefined;
+    let early: HandoffRow | undefined | null = null;
+    let settle: ((row: HandoffRow | undefined) => void) | undefined;
+    const changed = new Promise<HandoffRow | undefined>((resolve) => {
+      settle = resolve;
+    });
+    // Subscribed before the first read, so no change between that read and the wait can be missed.
+    const stop = await watcher.watch(companyId, id, (row) => {
+      if (!seen) {
+        early = row;
+        return;
+      }
+      if (!row || row.final || row.version > seen.version) settle?.(row);
+    });
+    let timer: NodeJS.Timeout | undefined;
+    let end: (() => void) | undefined;
+    const ended = new Promise<'ended'>((resolve) => {
+      end = () => resolve('ended');
+    });
+    const onEnd = () => end?.();
+    options.signal?.addEventListener('abort', onEnd, { once: true });
+    enders.add(onEnd);
+    if (closed || options.signal?.aborted) onEnd();
+    try {
+      const first = await findHandoff(db, companyId, id);
+      if (!first || first.final) return found(first, id);
+      if (options.knownVersion !== undefined && options.knownVersion !== first.version)
+        return found(first, id);
+      seen = first;
+      const pending = early as HandoffRow | undefined | null;
+      if (pending !== null && (!pending || pending.final || pending.version > first.version)) {
+        return found(pending, id);
+      }
+      const outcome = await Promise.race([
+        changed.then((row) => ({ row })),
+        new Promise<'deadline'>((resolve) => {
+          timer = setTimeout(() => resolve('deadline'), options.waitMs);
+        }),
+        ended,
+      ]);
+      if (typeof outcome === 'object') return found(outcome.row, id);
+      if (outcome === 'ended') return found(seen, id);
+      // One read at the deadline, so that even a lost notification costs at most one wait.
+      return found(await findHandoff(db, companyId, id), id);
+    } finally {
+      if (timer) clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onEnd);
+      enders.delete(onEnd);
+      stop();
+    }
+  }
+
+  return {
+    async read(principal, rawId, options) {
+      const id = rawId.toLowerCase();
+      const cached = cache.get(`${principal.companyId}:${id}`);
+      if (cached) return cached;
+      if (options.waitMs <= 0 || closed) {
+        return found(await findHandoff(db, principal.companyId, id), id);
+      }
+      return waitForChange(principal.companyId, id, options);
+    },
+    close() {
+      closed = true;
+      for (const onEnd of [...enders]) onEnd();
+    },
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * Watching handoff records for long polls. However many requests wait on one record in this process,
+ * there is one subscription to its notifications and, per notification, one re-read whose result is
+ * handed to every waiter: waiting costs no query until something changes.
+ */
+import type { Db } from '../../adapters/db/database.ts';
+import { findHandoff, type HandoffRow } from '../../adapters/db/repositories/call-handoffs.ts';
+import type { ChangeNotifier } from '../../adapters/notify/notifier.ts';
+
+/** Receives each fresh read of the watched record; undefined when it no longer exists. */
+export type WatchListener = (row: HandoffRow | undefined) => void;
+
+/** Shared watches of handoff records. */
+export interface HandoffWatcher {
+  /** Starts delivering fresh reads of the record to `listener`; resolves once changes are heard. */
+  watch(companyId: string, id: string, listener: WatchListener): Promise<() => void>;
+  /** How many records are watched now (for tests and metrics). */
+  readonly watched: number;
+}
+
+interface Watch {
+  listeners: Set<WatchListener>;
+  ready: Promise<() => void>;
+  reading: boolean;
+  /** A notification arrived during a read, whose result may predate it: read again after. */
+  again: boolean;
+}
+
+/** Makes the watcher of one process. */
+export function createHandoffWatcher(db: Db, notifier: ChangeNotifier): HandoffWatcher {
+  const watches = new Map<string, Watch>();
+
+  async function refresh(companyId: string, id: string, watch: Watch): Promise<void> {
+    if (watch.reading) {
+      watch.again = true;
+      return;
+    }
+    watch.reading = true;
+    try {
+      do {
+        watch.again = false;
+        let row: HandoffRow | undefined;
+        try {
+          row = await findHandoff(db, companyId, id);
+        } catch {
+          // The database is unreachable: waiters keep waiting, and re-read themselves at their deadline.
+          continue;
+        }
+        for (const listener of [...watch.listeners]) listener(row);
+      } while (watch.again && watch.listeners.size > 0);
+    } finally {
+      watch.reading = false;
+    }
+  }
+
+  function release(key: string, watch: Watch, listener: WatchListener): void {
+    watch.listeners.delete(listener);
+    if (watch.listeners.size > 0 || watches.get(key) !== watch) return;
+    watches.delete(key);
+    watch.ready.then(
+      (unsubscribe) => unsubscribe(),
+      () => {},
+    );
+  }
+
+  return {
+    async watch(companyId, id, listener) {
+      const key = `${companyId}:${id}`;
+      let watch = watches.get(key);
+      if (!watch) {
+        const created: Watch = {
+          listeners: new Set(),
+          ready: Promise.resolve(() => {}),
+          reading: false,
+          again: false,
+        };
+        created.ready = notifier.subscribe(key, () => {
+          void refresh(companyId, id, created);
+        });
+        watches.set(key, created);
+        watch = created;
+      }
+      const current = watch;
+      current.listeners.add(listener);
+      try {
+        await current.ready;
+      } catch (error) {
+        if (watches.get(key) === current) watches.delete(key);
+        current.listeners.delete(listener);
+        throw error;
+      }
+      return () => release(key, current, listener);
+    },
+    get watched() {
+      return watches.size;
+    },
+  };
+}

@@ -1,0 +1,7 @@
+/** Limits of what one request may send and one stored record may hold (documented in the README's Limits). */
+
+/**
+ * Top-level keys a metadata object may have, in one request and in one stored record (call or handoff
+ * record). The database's `*_metadata_keys` check constraints (migration 0006) hold the same number.
+ */
+export const MAX_METADATA_KEYS = 1000;

@@ -1,0 +1,161 @@
+/**
+ * Sending deliveries (decision 27). Each endpoint has at most one delivery job queued or running (its
+ * dedupe key), which sends that endpoint's due deliveries one after another: a slow or dead endpoint holds
+ * only its own job, never the others'. A failed attempt is retried on the schedule, then marked failed; an
+ * endpoint whose deliveries have all failed for 5 days is disabled, with a `webhook.disabled` event.
+ */
+import type { Db } from '../../adapters/db/database.ts';
+import {
+  claimDueDelivery,
+  type DeliveryAttempt,
+  failPendingDeliveries,
+  findEndpoint,
+  recordAttempt,
+  updateEndpoint,
+  type WebhookEndpoint,
+} from '../../adapters/db/repositories/webhooks.ts';
+import { type SendResult, sendWebhook } from '../../adapters/http/webhook-sender.ts';
+import type { JobQueue } from '../../adapters/queue/queue.ts';
+import { recordEvent } from '../events/record.ts';
+import { webhookHeaders } from './signing.ts';
+
+/** The job that sends an endpoint's due deliveries; payload `{endpointId}`. */
+export const WEBHOOK_DELIVER_JOB = 'webhook.deliver';
+
+/** Seconds after the first failure, with no success since, before an endpoint is disabled. */
+export const DISABLE_AFTER_SECONDS = 5 * 24 * 3600;
+
+/** How one process sends. */
+export interface DeliveryOptions {
+  /** Seconds before retry n (1-based) after a failed attempt n; after the last, the delivery failed. */
+  retrySchedule: readonly number[];
+  timeoutMs: number;
+  allowPrivate: boolean;
+  /** How long one job keeps sending before it leaves the rest to the next job. */
+  budgetMs?: number;
+}
+
+/** What delivery needs. */
+export interface DeliveryDeps {
+  db: Db;
+  log: { warn(details: object, message: string): void };
+  options: DeliveryOptions;
+  /** The clock of signatures (tests may fix it). */
+  now?: () => number;
+}
+
+/** Queues the endpoint's delivery job unless one is queued already; call queue.notify() after commit. */
+export function enqueueEndpointDeliveries(
+  db: Db,
+  queue: JobQueue,
+  companyId: string,
+  endpointId: string,
+): Promise<boolean> {
+  return queue.enqueue(db, {
+    kind: WEBHOOK_DELIVER_JOB,
+    companyId,
+    payload: { endpointId },
+    dedupeKey: `webhook:${endpointId}`,
+    maxAttempts: 100,
+  });
+}
+
+function secretsOf(endpoint: WebhookEndpoint): string[] {
+  const previous =
+    endpoint.previousSecret &&
+    endpoint.previousSecretUntil &&
+    endpoint.previousSecretUntil.getTime() > Date.now()
+      ? [endpoint.previousSecret]
+      : [];
+  return [endpoint.secret, ...previous];
+}
+
+async function recordFailure(
+  deps: DeliveryDeps,
+  endpoint: WebhookEndpoint,
+  deliveryId: string,
+  attempt: DeliveryAttempt,
+  retryIn: number | undefined,
+): Promise<void> {
+  const { companyId, id } = endpoint;
+  await deps.db.transaction(async (tx) => {
+    await recordAttempt(
+      tx,
+      companyId,
+      deliveryId,
+      attempt,
+      retryIn === undefined ? { status: 'failed' } : { status: 'pending', retryInSeconds: retryIn },
+    );
+    const current = await findEndpoint(tx, companyId, id, { forUpdate: true });
+    if (!current?.enabled) return;
+    const since = current.failingSince ?? new Date();
+    if (!current.failingSince) await updateEndpoint(tx, companyId, id, { failingSince: since });
+    if (Date.now() - since.getTime() < DISABLE_AFTER_SECONDS * 1000) return;
+    await updateEndpoint(tx, companyId, id, { enabled: false });
+    await failPendingDeliveries(tx, companyId, id);
+    await recordEvent(tx, companyId, 'webhook.disabled', {
+      webhook_id: id,
+      url: current.url,
+      failing_since: since.toISOString(),
+    });
+    deps.log.warn(
+      { companyId, webhookId: id, failingSince: since.toISOString() },
+      'webhook endpoint disabled: its deliveries have all failed for 5 days',
+    );
+  });
+}
+
+/** Sends one delivery's attempt and records it. */
+async function attempt(deps: DeliveryDeps, endpoint: WebhookEndpoint): Promise<boolean> {
+  const { db, options } = deps;
+  const leaseSeconds = Math.ceil(options.timeoutMs / 1000) + 30;
+  const delivery = await claimDueDelivery(db, endpoint.companyId, endpoint.id, leaseSeconds);
+  if (!delivery) return false;
+  const body = JSON.stringify(delivery.payload);
+  const timestamp = Math.floor((deps.now?.() ?? Date.now()) / 1000);
+  const at = new Date().toISOString();
+  const result: SendResult = await sendWebhook(
+    endpoint.url,
+    webhookHeaders(secretsOf(endpoint), delivery.eventId, timestamp, body),
+    body,
+    { timeoutMs: options.timeoutMs, allowPrivate: options.allowPrivate },
+  );
+  const record: DeliveryAttempt = {
+    at,
+    status_code: result.statusCode,
+    error: result.error,
+    duration_ms: result.durationMs,
+    excerpt: result.excerpt,
+  };
+  if (result.error === null) {
+    await db.transaction(async (tx) => {
+      await recordAttempt(tx, endpoint.companyId, delivery.id, record, { status: 'delivered' });
+      if (endpoint.failingSince) {
+        await updateEndpoint(tx, endpoint.companyId, endpoint.id, { failingSince: null });
+        endpoint.failingSince = null;
+      }
+    });
+  } else {
+    const round = delivery.roundAttempts + 1;
+    await recordFailure(deps, endpoint, delivery.id, record, options.retrySchedule[round - 1]);
+  }
+  return true;
+}
+
+/** Sends the endpoint's due deliveries one by one, for up to the budget. */
+export async function deliverEndpoint(
+  deps: DeliveryDeps,
+  companyId: string,
+  endpointId: string,
+): Promise<void> {
+  const deadline = Date.now() + (deps.options.budgetMs ?? 60_000);
+  while (Date.now() < deadline) {
+    const endpoint = await findEndpoint(deps.db, companyId, endpointId);
+    if (!endpoint) return;
+    if (!endpoint.enabled) {
+      await failPendingDeliveries(deps.db, companyId, endpointId);
+      return;
+    }
+    if (!(await attempt(deps, endpoint))) return;
+  }
+}

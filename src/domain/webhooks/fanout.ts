@@ -1,0 +1,51 @@
+/**
+ * The webhook fan-out: follows the event log with the same never-skipping position as the pull feed, and
+ * turns each new event into a delivery for every enabled endpoint of its company that wants its type, in
+ * one transaction with the position's move, so an event is fanned out exactly once even across crashes.
+ */
+import type { Db } from '../../adapters/db/database.ts';
+import { listEvents } from '../../adapters/db/repositories/events.ts';
+import {
+  fanOutDeliveries,
+  listEndpointsWithDueDeliveries,
+  lockDispatchPosition,
+  saveDispatchPosition,
+} from '../../adapters/db/repositories/webhooks.ts';
+import type { JobQueue } from '../../adapters/queue/queue.ts';
+import { toEventView } from '../events/feed.ts';
+import { enqueueEndpointDeliveries } from './delivery.ts';
+
+const BATCH = 500;
+
+/** Fans out every final event not fanned out yet; returns how many events it read. */
+export async function fanOutEvents(db: Db, queue: JobQueue): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const read = await db.transaction(async (tx) => {
+      const position = await lockDispatchPosition(tx);
+      const page = await listEvents(tx, null, position, { limit: BATCH, types: [] });
+      const last = page.events.at(-1);
+      if (!last) return 0;
+      const endpoints = await fanOutDeliveries(
+        tx,
+        page.events.map((e) => ({ ...e, payload: toEventView(e) })),
+      );
+      for (const e of endpoints) await enqueueEndpointDeliveries(tx, queue, e.companyId, e.endpointId);
+      await saveDispatchPosition(tx, { txid: last.txid, seq: last.seq });
+      return page.events.length;
+    });
+    total += read;
+    if (read > 0) queue.notify();
+    if (read < BATCH) return total;
+  }
+}
+
+/** Queues the job of every endpoint with a delivery due (retries, and any job lost to a race). */
+export async function queueDueDeliveries(db: Db, queue: JobQueue): Promise<number> {
+  let queued = 0;
+  for (const e of await listEndpointsWithDueDeliveries(db, 1000)) {
+    if (await enqueueEndpointDeliveries(db, queue, e.companyId, e.endpointId)) queued++;
+  }
+  if (queued > 0) queue.notify();
+  return queued;
+}

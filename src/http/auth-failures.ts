@@ -1,0 +1,104 @@
+/**
+ * A limit on failed authentications per client address: past AUTH_FAILURE_MAX failures (401s) within
+ * AUTH_FAILURE_WINDOW seconds, the address gets 429 with Retry-After, before any key look-up, until the
+ * window ends. Counted in Redis when REDIS_URL is set (so every process shares one count), else in process
+ * memory. A Redis error fails open: authentication still works, only uncounted. Runs before the per-key
+ * rate limiter, which can only count a key once it is known.
+ */
+import type { Redis } from 'ioredis';
+
+/** The count of one address's failures in the current window. */
+export interface FailureCount {
+  count: number;
+  /** Milliseconds until the window ends. */
+  resetMs: number;
+}
+
+/** Where failures are counted. */
+export interface AuthFailureStore {
+  /** The address's failures so far (0 when none). */
+  get(address: string): Promise<FailureCount>;
+  /** Counts one more failure of the address. */
+  add(address: string): Promise<void>;
+}
+
+/** Counts in process memory; windows that ended are dropped as they are seen, and all at a size bound. */
+export function memoryFailureStore(windowMs: number, maxAddresses = 100_000): AuthFailureStore {
+  const windows = new Map<string, { count: number; endsAt: number }>();
+  const current = (address: string) => {
+    const w = windows.get(address);
+    if (w && w.endsAt <= Date.now()) {
+      windows.delete(address);
+      return undefined;
+    }
+    return w;
+  };
+  return {
+    async get(address) {
+      const w = current(address);
+      return w ? { count: w.count, resetMs: w.endsAt - Date.now() } : { count: 0, resetMs: 0 };
+    },
+    async add(address) {
+      const w = current(address);
+      if (w) {
+        w.count++;
+        return;
+      }
+      if (windows.size >= maxAddresses) {
+        const now = Date.now();
+        for (const [a, x] of windows) if (x.endsAt <= now) windows.delete(a);
+        // Still full: an address flood; the oldest windows go (a Map iterates in insertion order).
+        for (const a of windows.keys()) {
+          if (windows.size < maxAddresses) break;
+          windows.delete(a);
+        }
+      }
+      windows.set(address, { count: 1, endsAt: Date.now() + windowMs });
+    },
+  };
+}
+
+/** Counts in Redis: one key per address that expires with its window. */
+export function redisFailureStore(redis: Redis, windowMs: number): AuthFailureStore {
+  const key = (address: string) => `cqs-auth-failures:${address}`;
+  return {
+    async get(address) {
+      const [[, count], [, ttl]] = (await redis.multi().get(key(address)).pttl(key(address)).exec()) as [
+        [unknown, string | null],
+        [unknown, number],
+      ];
+      return { count: Number(count ?? 0), resetMs: Math.max(0, ttl) };
+    },
+    async add(address) {
+      // The window starts at the first failure: the expiry is set only when the key has none (a new key).
+      const result = await redis.multi().incr(key(address)).pttl(key(address)).exec();
+      if (result?.[1]?.[1] === -1) await redis.pexpire(key(address), windowMs);
+    },
+  };
+}
+
+/** The limiter: `blocked` before authentication, `failed` after a 401. */
+export interface AuthFailureLimiter {
+  /** Seconds the address must wait, or 0 when it may try. */
+  blocked(address: string): Promise<number>;
+  failed(address: string): Promise<void>;
+}
+
+/** A limiter over a store; `max` 0 turns it off. Store errors let requests through. */
+export function authFailureLimiter(store: AuthFailureStore, max: number): AuthFailureLimiter {
+  return {
+    async blocked(address) {
+      if (max === 0) return 0;
+      try {
+        const { count, resetMs } = await store.get(address);
+        return count >= max ? Math.max(1, Math.ceil(resetMs / 1000)) : 0;
+      } catch {
+        return 0;
+      }
+    },
+    async failed(address) {
+      if (max === 0) return;
+      await store.add(address).catch(() => {});
+    },
+  };
+}

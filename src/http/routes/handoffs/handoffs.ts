@@ -1,0 +1,186 @@
+/** The call-handoff endpoints: the reader (spec 4.5) and the writer side (decision 18). */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { ValidationError } from '../../../domain/errors.ts';
+import { createHandoffReader } from '../../../domain/handoffs/reader.ts';
+import { createHandoff, finalizeHandoffRecord, mergeHandoff } from '../../../domain/handoffs/records.ts';
+import { createHandoffWatcher } from '../../../domain/handoffs/watch.ts';
+import type { Services } from '../../../services.ts';
+import {
+  handoffEtag,
+  ifNoneMatchMatches,
+  knownVersion,
+  sendNotModified,
+  setHandoffHeaders,
+} from '../../handoff-caching.ts';
+import { errorResponses } from '../../schemas/common.ts';
+import {
+  CREATE_DESCRIPTION,
+  FINALIZE_DESCRIPTION,
+  MERGE_DESCRIPTION,
+  READ_DESCRIPTION,
+} from '../../schemas/handoffs/docs.ts';
+import {
+  CreateBody,
+  CreateConflictResponse,
+  CreatedResponse,
+  FinalConflictResponse,
+  FinalizeBody,
+  HandoffParams,
+  MergeBody,
+  NotModifiedResponse,
+  ReadHeaders,
+  ReadQuery,
+  RecordResponse,
+} from '../../schemas/handoffs/handoffs.ts';
+
+const TAGS = ['call-handoff'];
+const WRITE_ERRORS = [404, 413, 415, 422] as const;
+
+// The schema would convert loosely ('' to 0, '0x10' to 16); a wait must be written as plain decimal seconds.
+async function waitIsDecimal(request: FastifyRequest): Promise<void> {
+  const wait = (request.query as Record<string, unknown>).wait;
+  if (typeof wait === 'string' && !/^\d{1,3}(\.\d{1,6})?$/.test(wait)) {
+    throw new ValidationError('must be a number of seconds from 0 to 30', 'query.wait');
+  }
+}
+
+// Create and finalize may be sent without a body (`curl -X POST …/finalize`): that means `{}`.
+async function absentBodyIsEmpty(request: FastifyRequest): Promise<void> {
+  if (request.body === undefined) request.body = {};
+}
+
+/** The call-handoff routes. */
+export const callHandoffRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (
+  app,
+  { services },
+) => {
+  const db = services.database.db;
+  const reader = createHandoffReader({
+    db,
+    watcher: createHandoffWatcher(db, services.notifier),
+    cache: services.handoffCache,
+  });
+  // Long polls answer at once on shutdown instead of holding it up for up to 30 seconds.
+  app.addHook('preClose', async () => reader.close());
+
+  app.get(
+    '/api/v1/call-handoff/:handoff_id',
+    {
+      config: { scope: 'calls' },
+      preValidation: waitIsDecimal,
+      schema: {
+        tags: TAGS,
+        operationId: 'getCallHandoff',
+        summary: 'Read a call-handoff record (check `final`)',
+        description: READ_DESCRIPTION,
+        params: HandoffParams,
+        querystring: ReadQuery,
+        headers: ReadHeaders,
+        response: {
+          200: RecordResponse,
+          304: NotModifiedResponse,
+          ...errorResponses(404, 422),
+        },
+      },
+    },
+    async (request, reply) => {
+      const ifNoneMatch = request.headers['if-none-match'];
+      const waitMs = Math.round((request.query.wait ?? 0) * 1000);
+      // Only a long poll needs to know when its client goes away; a plain read skips the cost.
+      let signal: AbortSignal | undefined;
+      if (waitMs > 0) {
+        const gone = new AbortController();
+        reply.raw.once('close', () => gone.abort());
+        signal = gone.signal;
+      }
+      const handoff = await reader.read(request.principal, request.params.handoff_id, {
+        waitMs,
+        knownVersion: knownVersion(ifNoneMatch, request.params.handoff_id),
+        ...(signal ? { signal } : {}),
+      });
+      setHandoffHeaders(reply, handoff);
+      if (ifNoneMatchMatches(ifNoneMatch, handoffEtag(handoff))) return sendNotModified(reply);
+      return handoff.view;
+    },
+  );
+
+  app.post(
+    '/api/v1/call-handoff',
+    {
+      config: { scope: 'handoff:write' },
+      preValidation: absentBodyIsEmpty,
+      schema: {
+        tags: TAGS,
+        operationId: 'createCallHandoff',
+        summary: 'Create a call-handoff record (writer)',
+        description: CREATE_DESCRIPTION,
+        body: CreateBody,
+        response: {
+          201: CreatedResponse,
+          ...errorResponses(...WRITE_ERRORS),
+          409: CreateConflictResponse,
+        },
+      },
+    },
+    async (request, reply) => {
+      const handoff = await createHandoff(db, request.principal, request.body);
+      setHandoffHeaders(reply, handoff);
+      reply.header('location', `/api/v1/call-handoff/${handoff.view.handoff_id}`);
+      return reply.code(201).send(handoff.view);
+    },
+  );
+
+  app.patch(
+    '/api/v1/call-handoff/:handoff_id',
+    {
+      config: { scope: 'handoff:write' },
+      schema: {
+        tags: TAGS,
+        operationId: 'updateCallHandoff',
+        summary: 'Merge metadata into a call-handoff record (writer)',
+        description: MERGE_DESCRIPTION,
+        params: HandoffParams,
+        body: MergeBody,
+        response: { 200: RecordResponse, ...errorResponses(...WRITE_ERRORS), 409: FinalConflictResponse },
+      },
+    },
+    async (request, reply) => {
+      const handoff = await mergeHandoff(
+        db,
+        request.principal,
+        request.params.handoff_id,
+        request.body.metadata,
+      );
+      setHandoffHeaders(reply, handoff);
+      return handoff.view;
+    },
+  );
+
+  app.post(
+    '/api/v1/call-handoff/:handoff_id/finalize',
+    {
+      config: { scope: 'handoff:write' },
+      preValidation: absentBodyIsEmpty,
+      schema: {
+        tags: TAGS,
+        operationId: 'finalizeCallHandoff',
+        summary: 'Finalize a call-handoff record (writer)',
+        description: FINALIZE_DESCRIPTION,
+        params: HandoffParams,
+        body: FinalizeBody,
+        response: { 200: RecordResponse, ...errorResponses(...WRITE_ERRORS), 409: FinalConflictResponse },
+      },
+    },
+    async (request, reply) => {
+      const handoff = await finalizeHandoffRecord(
+        db,
+        request.principal,
+        request.params.handoff_id,
+        request.body.metadata,
+      );
+      setHandoffHeaders(reply, handoff);
+      return handoff.view;
+    },
+  );
+};

@@ -1,0 +1,84 @@
+/**
+ * Regression of issue 18 (finding 7): the rate limiter ran after authentication, so a flood of unknown
+ * keys got a 401 and a key look-up each, for free. Failed authentications are now limited per client
+ * address (in Redis when configured): 429 with Retry-After, before any look-up.
+ */
+import assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { type Harness, startHarness } from './helpers/harness.ts';
+
+const LIST = '/api/v1/product/list';
+const UNKNOWN_KEY = 'cqs_000000000000000000000000000000000000';
+
+/** A random private address, so runs sharing one Redis never count each other's failures. */
+function address(): string {
+  return `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+}
+
+function attempt(h: Harness, from: string, key: string) {
+  return h.app.inject({
+    method: 'GET',
+    url: LIST,
+    remoteAddress: from,
+    headers: { authorization: `Bearer ${key}` },
+  });
+}
+
+describe('failed authentications per address, in process', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness('pglite', { AUTH_FAILURE_MAX: '5', AUTH_FAILURE_WINDOW: '60' });
+  });
+  after(() => h.close());
+
+  it('answers 429 with Retry-After past the limit, to that address only, even with a good key', async () => {
+    const c = await h.company();
+    const flooder = address();
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await attempt(h, flooder, i % 2 ? UNKNOWN_KEY : `cqs_${'x'.repeat(36)}`);
+      statuses.push(res.statusCode);
+      if (res.statusCode === 429) {
+        assert.ok(Number(res.headers['retry-after']) > 0 && Number(res.headers['retry-after']) <= 60);
+        assert.match(res.json().error, /too many failed authentications/);
+      }
+    }
+    assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429, 429]);
+    assert.equal((await attempt(h, flooder, c.key)).statusCode, 429, 'the address waits, whatever it sends');
+    assert.equal((await attempt(h, address(), c.key)).statusCode, 200, 'other addresses go on');
+    const missing = await h.app.inject({ method: 'GET', url: LIST, remoteAddress: flooder });
+    assert.equal(missing.statusCode, 429);
+  });
+
+  it('counts only failures: successes do not use up the limit', async () => {
+    const c = await h.company();
+    const from = address();
+    for (let i = 0; i < 10; i++) assert.equal((await attempt(h, from, c.key)).statusCode, 200);
+  });
+});
+
+describe('failed authentications per address, shared through Redis', {
+  skip: !process.env.TEST_DATABASE_URL && 'needs TEST_DATABASE_URL',
+}, () => {
+  let a: Harness;
+  let b: Harness;
+  before(async () => {
+    const env = { AUTH_FAILURE_MAX: '4', AUTH_FAILURE_WINDOW: '60', REDIS_URL: 'redis://127.0.0.1:6379' };
+    a = await startHarness('postgres', env);
+    b = await startHarness('postgres', env, { shareDatabaseOf: a });
+  });
+  after(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  it('counts the failures of an address across processes', async () => {
+    const from = address();
+    for (const h of [a, b, a, b]) assert.equal((await attempt(h, from, UNKNOWN_KEY)).statusCode, 401);
+    const res = await attempt(b, from, UNKNOWN_KEY);
+    assert.equal(res.statusCode, 429);
+    assert.ok(Number(res.headers['retry-after']) > 0);
+    assert.equal((await attempt(a, from, UNKNOWN_KEY)).statusCode, 429);
+  });
+});

@@ -1,0 +1,136 @@
+/** `cqs calls list|get|download|delete` as a script runs them: a real child process against a listening server. */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { CqsNodeClient, fileSource } from '../packages/client/src/node.ts';
+import type { TestCompany } from './helpers/fixtures.ts';
+import { BACKENDS, type Harness } from './helpers/harness.ts';
+import { startListening } from './helpers/listening.ts';
+import { runCli } from './helpers/process.ts';
+import { writeStereoWav } from './helpers/wav.ts';
+
+const T0 = 1_763_985_600;
+const cqs = runCli;
+
+for (const backend of BACKENDS) {
+  describe(`cqs calls list, get, download (${backend})`, () => {
+    let h: Harness;
+    let c: TestCompany;
+    let env: Record<string, string>;
+    let dir: string;
+    let client: CqsNodeClient;
+    let wav: string;
+    const ids: Record<string, string> = {};
+
+    before(async () => {
+      const started = await startListening(backend);
+      h = started.h;
+      c = await h.company();
+      const { key } = await c.addKey(c.admin.id, ['calls', 'calls:read', 'calls:delete']);
+      env = { CQS_URL: started.baseUrl, CQS_API_KEY: key };
+      client = new CqsNodeClient({ baseUrl: started.baseUrl, apiKey: key });
+      dir = await mkdtemp(join(tmpdir(), 'cqs-cli-calls-'));
+      wav = join(dir, 'call.wav');
+      await writeStereoWav(wav, 2_000_000);
+      for (let i = 0; i < 3; i++) {
+        await client.createCall({
+          agent_email: c.agent.email,
+          product_id: c.productId,
+          conversation_id: `cli-${i}`,
+          start_time: T0 + i,
+          tags: [{ key: 'team', value: i === 1 ? 'red' : 'blue', type: 'string' }],
+        });
+      }
+      await client.uploadRecording({
+        agent_email: c.agent.email,
+        product_id: c.productId,
+        conversation_id: 'cli-rec',
+        start_time: T0 + 10,
+        filename: 'call.wav',
+        body: await fileSource(wav),
+      });
+      for await (const call of client.listCalls()) ids[call.conversation_id] = call.id;
+    });
+    after(async () => {
+      await h.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it('calls list --json prints NDJSON, newest first, across pages, with filters as flags', async () => {
+      const all = await cqs(['calls', 'list', '--json', '--page-size', '1'], env);
+      assert.equal(all.code, 0, all.err);
+      const lines = all.out.trimEnd().split('\n');
+      assert.deepEqual(
+        lines.map((l) => JSON.parse(l).conversation_id),
+        ['cli-rec', 'cli-2', 'cli-1', 'cli-0'],
+      );
+      const blue = await cqs(
+        ['calls', 'list', '--json', '--tag', 'team:blue', '--start-time-lt', String(T0 + 5)],
+        env,
+      );
+      assert.deepEqual(
+        blue.out
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l).conversation_id),
+        ['cli-2', 'cli-0'],
+      );
+      const ready = await cqs(['calls', 'list', '--json', '--media', 'ready'], env);
+      assert.deepEqual(
+        ready.out
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l).id),
+        [ids['cli-rec']],
+      );
+      const one = await cqs(['calls', 'list', '--json', '--limit', '1'], env);
+      assert.equal(one.out.trimEnd().split('\n').length, 1);
+    });
+
+    it('calls list prints a table without --json', async () => {
+      const run = await cqs(['calls', 'list', '--conversation-id', 'cli-1'], env);
+      assert.equal(run.code, 0, run.err);
+      const [header, row, rest] = run.out.split('\n');
+      assert.match(header ?? '', /^ID\s+START \(UTC\)\s+STATE\s+MEDIA\s+AGENT\s+CONVERSATION\s+TAGS$/);
+      assert.match(
+        row ?? '',
+        new RegExp(`^${ids['cli-1']}\\s+2025-11-24T12:00:01Z\\s+created\\s+-\\s+\\S+\\s+cli-1\\s+team=red$`),
+      );
+      assert.equal(rest, '');
+    });
+
+    it('refuses a malformed filter before asking (exit 2), and an API refusal is exit 5', async () => {
+      assert.equal((await cqs(['calls', 'list', '--state', 'gone'], env)).code, 2);
+      assert.equal((await cqs(['calls', 'list', '--product-id', 'x'], env)).code, 2);
+      const noScope = await cqs(['calls', 'list', '--json'], { ...env, CQS_API_KEY: c.key });
+      assert.equal(noScope.code, 5, noScope.err);
+      assert.equal(JSON.parse(noScope.out).status, 403);
+    });
+
+    it('calls get prints the call', async () => {
+      const run = await cqs(['calls', 'get', ids['cli-rec'] ?? '', '--json'], env);
+      assert.equal(run.code, 0, run.err);
+      const call = JSON.parse(run.out);
+      assert.equal(call.id, ids['cli-rec']);
+      assert.equal(call.uploads[0].status, 'ready');
+      assert.equal((await cqs(['calls', 'get', '00000000-0000-4000-8000-000000000000'], env)).code, 5);
+    });
+
+    it('calls download writes the recording with progress on stderr, to -o or to ID.ext', async () => {
+      const out = join(dir, 'out.wav');
+      const run = await cqs(['calls', 'download', ids['cli-rec'] ?? '', '-o', out], env);
+      assert.equal(run.code, 0, run.err);
+      assert.match(run.err, /downloaded 2\.0 of 2\.0 MB \(100%\)/);
+      assert.match(run.out, /^saved 2000000 bytes \(audio\/wav\) to /);
+      assert.deepEqual(await readFile(out), await readFile(wav));
+      const here = await cqs(['calls', 'download', ids['cli-rec'] ?? '', '--json'], env, dir);
+      assert.equal(here.code, 0, here.err);
+      assert.equal(JSON.parse(here.out).path, `${ids['cli-rec']}.wav`);
+      assert.deepEqual(await readFile(join(dir, `${ids['cli-rec']}.wav`)), await readFile(wav));
+      const none = await cqs(['calls', 'download', ids['cli-0'] ?? '', '-o', join(dir, 'none.wav')], env);
+      assert.equal(none.code, 5, none.err);
+    });
+  });
+}
