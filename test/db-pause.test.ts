@@ -48,7 +48,9 @@ describe('PostgreSQL paused (blackholed)', { skip: !process.env.TEST_DATABASE_UR
       // The pause lasts until every request has answered, or 60 s (far past the limits): a hung request
       // is answered only after the resume, and fails the assertion below.
       const all = Promise.all(requests);
-      await Promise.race([all, new Promise((r) => setTimeout(r, 60_000))]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([all, new Promise((r) => (timer = setTimeout(r, 60_000)))]);
+      clearTimeout(timer);
       paused = false;
       proxy.resume();
       const answers = await all;

@@ -8,19 +8,32 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 /** A proxy listening on `port` that forwards to `targetHost:targetPort`. */
 export function tcpProxy(port: number, targetPort = 5432, targetHost = '127.0.0.1') {
   const sockets = new Set<Socket>();
+  /** Flushes of the bytes each direction held during a pause. */
+  const flushes = new Set<() => void>();
   let server: Server | undefined;
   let paused = false;
+  // Bytes are forwarded by hand, not with pipe(): pipe() resumes a paused source when its destination
+  // drains, so a pause made with socket.pause() can leak bytes and the blackhole is not one.
+  const forward = (from: Socket, to: Socket) => {
+    const held: Buffer[] = [];
+    from.on('data', (chunk: Buffer) => {
+      if (paused) held.push(chunk);
+      else to.write(chunk);
+    });
+    const flush = () => {
+      while (held.length > 0 && !to.destroyed) to.write(held.shift() as Buffer);
+    };
+    flushes.add(flush);
+    from.on('close', () => flushes.delete(flush));
+  };
   const open = () =>
     new Promise<void>((resolve) => {
       server = createServer((client) => {
         const upstream = connect(targetPort, targetHost);
         sockets.add(client);
         sockets.add(upstream);
-        if (paused) {
-          client.pause();
-          upstream.pause();
-        }
-        client.pipe(upstream).pipe(client);
+        forward(client, upstream);
+        forward(upstream, client);
         const close = () => {
           client.destroy();
           upstream.destroy();
@@ -36,16 +49,16 @@ export function tcpProxy(port: number, targetPort = 5432, targetHost = '127.0.0.
       paused = false;
       for (const s of sockets) s.destroy();
       sockets.clear();
+      flushes.clear();
       if (server) server.close(() => resolve());
       else resolve();
     });
   const pause = () => {
     paused = true;
-    for (const s of sockets) s.pause();
   };
   const resume = () => {
     paused = false;
-    for (const s of sockets) s.resume();
+    for (const flush of flushes) flush();
   };
   return { open, cut, pause, resume };
 }
