@@ -48,6 +48,16 @@ const integer = (value: string) => {
   return Number(value);
 };
 
+/** The range (1 to the maximum) is the domain's rule; here only "is it a number". */
+const retentionDays = (value: string) => {
+  if (!/^\d+$/.test(value))
+    throw new CliError(
+      `--retention-days: ${JSON.stringify(value)} is not a whole number of days, nor none`,
+      2,
+    );
+  return Number(value);
+};
+
 /** Adds the operator commands. */
 export function registerOperatorCommands(program: Command): void {
   const company = program.command('company').description('Companies (tenants)');
@@ -68,7 +78,8 @@ export function registerOperatorCommands(program: Command): void {
     )
     .action((id: string, o: { retentionDays: string }) =>
       withServices(async (s) => {
-        const days = ['none', 'clear'].includes(o.retentionDays) ? null : integer(o.retentionDays);
+        uuid('ID', 'company')(id);
+        const days = ['none', 'clear'].includes(o.retentionDays) ? null : retentionDays(o.retentionDays);
         printJson(await updateRetention({ db: s.database.db }, id, days));
       }),
     );
