@@ -9,6 +9,7 @@ import { createStorage } from './adapters/storage/factory.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config/config.ts';
 import { type BootstrapResult, bootstrapIfEmpty } from './domain/access/bootstrap.ts';
+import { createFinalRecordCache } from './domain/handoffs/final-cache.ts';
 import type { Services } from './services.ts';
 import { startHandoffSweeper } from './worker/handoff-sweeper.ts';
 import { startServiceWorker } from './worker/start.ts';
@@ -46,12 +47,13 @@ export async function openServices(config: Config): Promise<Services> {
     : undefined;
   // Without a listener, a lost Redis connection would crash the process; limits fail open meanwhile.
   redis?.on('error', () => {});
+  const notifier = createChangeNotifier(database, config.databaseUrl);
   return {
     config,
     database,
     storage,
-    notifier: createChangeNotifier(database, config.databaseUrl),
-    handoffCache: createLruCache(config.handoffCacheSize),
+    notifier,
+    handoffCache: createFinalRecordCache(createLruCache(config.handoffCacheSize), notifier),
     queue: createJobQueue(database.db),
     ...(redis ? { redis } : {}),
   };
@@ -61,6 +63,7 @@ export async function openServices(config: Config): Promise<Services> {
 export async function closeServices(services: Services): Promise<void> {
   services.redis?.disconnect();
   try {
+    services.handoffCache.close();
     await services.notifier.close();
     await services.storage.close();
   } finally {

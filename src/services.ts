@@ -1,12 +1,11 @@
 /** What the HTTP layer and the worker are given: configuration and the open adapters. */
 import type { Redis } from 'ioredis';
-import type { LruCache } from './adapters/cache/lru.ts';
 import type { Database } from './adapters/db/database.ts';
 import type { ChangeNotifier } from './adapters/notify/notifier.ts';
 import type { JobQueue } from './adapters/queue/queue.ts';
 import type { Storage } from './adapters/storage/storage.ts';
 import type { Config } from './config/config.ts';
-import type { Handoff } from './domain/handoffs/records.ts';
+import type { FinalRecordCache } from './domain/handoffs/final-cache.ts';
 
 /** The service's dependencies, made once at start and passed in. */
 export interface Services {
@@ -17,8 +16,8 @@ export interface Services {
   redis?: Redis;
   /** Change notifications of handoff records (LISTEN/NOTIFY), for long polls. */
   notifier: ChangeNotifier;
-  /** Final handoff records by `<company_id>:<id>`; they never change, so they never go stale. */
-  handoffCache: LruCache<Handoff>;
+  /** Final handoff records by `<company_id>:<id>`; they never change, and an erased one is forgotten by every process. */
+  handoffCache: FinalRecordCache;
   /** The job queue on the same database: work after an upload runs there, never in the request. */
   queue: JobQueue;
 }

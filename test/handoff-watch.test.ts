@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLruCache } from '../src/adapters/cache/lru.ts';
 import type { Principal } from '../src/domain/access/principal.ts';
+import { createFinalRecordCache } from '../src/domain/handoffs/final-cache.ts';
 import { createHandoffReader, type HandoffReader } from '../src/domain/handoffs/reader.ts';
 import type { Handoff } from '../src/domain/handoffs/records.ts';
 import { createHandoffWatcher, type HandoffWatcher } from '../src/domain/handoffs/watch.ts';
@@ -41,7 +42,7 @@ for (const backend of BACKENDS) {
       reader = createHandoffReader({
         db: h.services.database.db,
         watcher,
-        cache: createLruCache<Handoff>(100),
+        cache: createFinalRecordCache(createLruCache<Handoff>(100), h.services.notifier),
       });
     });
     after(() => h.close());
@@ -90,7 +91,11 @@ for (const backend of BACKENDS) {
     it('answers every waiter at once on close, and reads without waiting after it', async () => {
       const c = await h.company();
       const { id } = await createRecord(h, c);
-      const own = createHandoffReader({ db: h.services.database.db, watcher, cache: createLruCache(10) });
+      const own = createHandoffReader({
+        db: h.services.database.db,
+        watcher,
+        cache: h.services.handoffCache,
+      });
       const waiting = own.read(principalOf(c), id, { waitMs: 20_000 });
       await sleep(200);
       own.close();

@@ -1,4 +1,4 @@
-/** A bounded least-recently-used map, for values that never go stale (final handoff records). */
+/** A bounded least-recently-used map, for values that never change (final handoff records). */
 
 /** A map that forgets its least recently used entry when it grows past `capacity`. */
 export interface LruCache<V> {
@@ -6,6 +6,8 @@ export interface LruCache<V> {
   set(key: string, value: V): void;
   /** Forgets the entry (an erased record). */
   delete(key: string): void;
+  /** Forgets every entry. */
+  clear(): void;
   readonly size: number;
 }
 
@@ -33,6 +35,9 @@ export function createLruCache<V>(capacity: number): LruCache<V> {
     },
     delete(key) {
       entries.delete(key);
+    },
+    clear() {
+      entries.clear();
     },
     get size() {
       return entries.size;

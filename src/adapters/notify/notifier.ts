@@ -16,6 +16,13 @@ export interface ChangeNotifier {
    * Returns the function that unsubscribes.
    */
   subscribe(key: string, listener: () => void): Promise<() => void>;
+  /**
+   * Calls `listener` with the key of every notification, and with undefined whenever notifications may
+   * have been missed (a lost connection, closing). Resolves once listening is active.
+   */
+  subscribeAll(listener: (key: string | undefined) => void): Promise<() => void>;
+  /** True while notifications are heard: false before the first subscription, after a loss, once closed. */
+  readonly listening: boolean;
   /** Stops listening; subscribers are called once more so that nobody waits on a closed notifier. */
   close(): Promise<void>;
 }
@@ -23,6 +30,8 @@ export interface ChangeNotifier {
 /** Subscribers by key, shared by the notifier implementations. */
 export interface FanOut {
   add(key: string, listener: () => void): () => void;
+  /** Adds a listener of every key (called with undefined by `dispatchAll`). */
+  addAny(listener: (key: string | undefined) => void): () => void;
   /** Calls the listeners of one key. */
   dispatch(key: string): void;
   /** Calls every listener (notifications may have been lost). */
@@ -41,6 +50,7 @@ function safely(listener: () => void): void {
 /** Makes an empty set of subscribers. */
 export function createFanOut(): FanOut {
   const byKey = new Map<string, Set<() => void>>();
+  const any = new Set<(key: string | undefined) => void>();
   let size = 0;
   return {
     add(key, listener) {
@@ -62,12 +72,22 @@ export function createFanOut(): FanOut {
         if (set.size === 0 && byKey.get(key) === set) byKey.delete(key);
       };
     },
+    addAny(listener) {
+      const entry = (key: string | undefined) => listener(key);
+      any.add(entry);
+      size++;
+      return () => {
+        if (any.delete(entry)) size--;
+      };
+    },
     dispatch(key) {
       const set = byKey.get(key);
       if (set) for (const listener of [...set]) safely(listener);
+      for (const listener of [...any]) safely(() => listener(key));
     },
     dispatchAll() {
       for (const set of [...byKey.values()]) for (const listener of [...set]) safely(listener);
+      for (const listener of [...any]) safely(() => listener(undefined));
     },
     get size() {
       return size;

@@ -70,17 +70,27 @@ export function createPgNotifier(connectionString: string): ChangeNotifier {
     return ready;
   }
 
+  async function listenFor(unsubscribe: () => void): Promise<() => void> {
+    try {
+      await ensureListening();
+    } catch (error) {
+      unsubscribe();
+      throw error;
+    }
+    return unsubscribe;
+  }
+
   return {
     async subscribe(key, listener) {
       if (closed) throw new Error('change notifier is closed');
-      const unsubscribe = fanOut.add(key, listener);
-      try {
-        await ensureListening();
-      } catch (error) {
-        unsubscribe();
-        throw error;
-      }
-      return unsubscribe;
+      return listenFor(fanOut.add(key, listener));
+    },
+    async subscribeAll(listener) {
+      if (closed) throw new Error('change notifier is closed');
+      return listenFor(fanOut.addAny(listener));
+    },
+    get listening() {
+      return client !== undefined;
     },
     async close() {
       if (closed) return;

@@ -8,7 +8,6 @@
  * finds nothing left (deleting a missing object is not an error).
  */
 
-import type { LruCache } from '../../adapters/cache/lru.ts';
 import type { Db } from '../../adapters/db/database.ts';
 import { deleteCallRows } from '../../adapters/db/repositories/erasure.ts';
 import type { JobQueue } from '../../adapters/queue/queue.ts';
@@ -16,6 +15,7 @@ import type { Storage } from '../../adapters/storage/storage.ts';
 import type { Principal } from '../access/principal.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import { callRefs, recordEvent } from '../events/record.ts';
+import type { FinalRecordCache } from '../handoffs/final-cache.ts';
 import { findVisibleCall } from './visibility.ts';
 
 /** The job that deletes an erased call's objects; payload `{objectKeys: string[]}`. */
@@ -28,8 +28,11 @@ export interface ErasureDeps {
   db: Db;
   queue: JobQueue;
   storage: Storage;
-  /** This process's cache of final handoff records (`<company_id>:<id>`): erased ones are forgotten. */
-  handoffCache?: LruCache<unknown>;
+  /**
+   * This process's cache of final handoff records: erased ones are forgotten at once here (other
+   * processes forget them when they hear the deletion's notification).
+   */
+  handoffCache?: Pick<FinalRecordCache, 'forget'>;
 }
 
 /** Deletes the objects; each missing one is fine. Throws on the first that cannot be deleted. */
@@ -76,7 +79,7 @@ export async function eraseCallById(
   });
   if (!erased) return undefined;
   deps.queue.notify();
-  for (const handoffId of erased.handoffIds) deps.handoffCache?.delete(`${companyId}:${handoffId}`);
+  for (const handoffId of erased.handoffIds) deps.handoffCache?.forget(`${companyId}:${handoffId}`);
   return { objectKeys: erased.objectKeys };
 }
 

@@ -3,11 +3,11 @@
  * bounded in-memory cache without a query; a partial one can be long-polled (`wait`), which parks the
  * request on a shared watch until the record changes, becomes final, or the wait is over.
  */
-import type { LruCache } from '../../adapters/cache/lru.ts';
 import type { Db } from '../../adapters/db/database.ts';
 import { findHandoff, type HandoffRow } from '../../adapters/db/repositories/call-handoffs.ts';
 import type { Principal } from '../access/principal.ts';
 import { NotFoundError } from '../errors.ts';
+import type { FinalRecordCache } from './final-cache.ts';
 import { type Handoff, toHandoff } from './records.ts';
 import type { HandoffWatcher } from './watch.ts';
 
@@ -37,7 +37,7 @@ export interface HandoffReader {
 export function createHandoffReader(deps: {
   db: Db;
   watcher: HandoffWatcher;
-  cache: LruCache<Handoff>;
+  cache: FinalRecordCache;
 }): HandoffReader {
   const { db, watcher, cache } = deps;
   // A set of callbacks rather than an AbortSignal: thousands of waiters would trip Node's listener warning.
@@ -46,10 +46,22 @@ export function createHandoffReader(deps: {
 
   function found(row: HandoffRow | undefined, id: string): Handoff {
     if (!row) throw new NotFoundError(`call handoff record ${id} not found`);
-    const handoff = toHandoff(row);
-    // Only final records: they are immutable, so a cached copy can never be stale.
-    if (row.final) cache.set(`${row.companyId}:${row.id}`, handoff);
-    return handoff;
+    return toHandoff(row);
+  }
+
+  /**
+   * Reads the record, and caches it when final: final records never change, and the cache forgets one
+   * that is erased. (Records a watch hands over are not cached: their read began before the cache knew.)
+   */
+  async function readRow(companyId: string, id: string): Promise<HandoffRow | undefined> {
+    const keep = cache.beginRead(`${companyId}:${id}`);
+    let row: HandoffRow | undefined;
+    try {
+      row = await findHandoff(db, companyId, id);
+    } finally {
+      keep(row?.final ? toHandoff(row) : undefined);
+    }
+    return row;
   }
 
   async function waitForChange(companyId: string, id: string, options: ReadOptions): Promise<Handoff> {
@@ -77,7 +89,7 @@ export function createHandoffReader(deps: {
     enders.add(onEnd);
     if (closed || options.signal?.aborted) onEnd();
     try {
-      const first = await findHandoff(db, companyId, id);
+      const first = await readRow(companyId, id);
       if (!first || first.final) return found(first, id);
       if (options.knownVersion !== undefined && options.knownVersion !== first.version)
         return found(first, id);
@@ -96,7 +108,7 @@ export function createHandoffReader(deps: {
       if (typeof outcome === 'object') return found(outcome.row, id);
       if (outcome === 'ended') return found(seen, id);
       // One read at the deadline, so that even a lost notification costs at most one wait.
-      return found(await findHandoff(db, companyId, id), id);
+      return found(await readRow(companyId, id), id);
     } finally {
       if (timer) clearTimeout(timer);
       options.signal?.removeEventListener('abort', onEnd);
@@ -111,7 +123,7 @@ export function createHandoffReader(deps: {
       const cached = cache.get(`${principal.companyId}:${id}`);
       if (cached) return cached;
       if (options.waitMs <= 0 || closed) {
-        return found(await findHandoff(db, principal.companyId, id), id);
+        return found(await readRow(principal.companyId, id), id);
       }
       return waitForChange(principal.companyId, id, options);
     },
