@@ -23,6 +23,8 @@ export function tempDir(prefix: string): Promise<string> {
 export interface SeededKeys {
   calls: string;
   writer: string;
+  /** The admin's key for the event log and webhook endpoints. */
+  events: string;
   agentEmail: string;
 }
 
@@ -32,7 +34,12 @@ export async function seedCompany(
   dir: string,
   name: string,
 ): Promise<SeededKeys> {
-  const keys = { calls: generateApiKey(), writer: generateApiKey(), agentEmail: `agent@${name}.test` };
+  const keys = {
+    calls: generateApiKey(),
+    writer: generateApiKey(),
+    events: generateApiKey(),
+    agentEmail: `agent@${name}.test`,
+  };
   const file = join(dir, `seed-${name}.json`);
   await writeFile(
     file,
@@ -48,6 +55,7 @@ export async function seedCompany(
           api_keys: [
             { user: 'admin', scopes: ['calls'], key: keys.calls },
             { user: 'admin', scopes: ['handoff:write'], key: keys.writer },
+            { user: 'admin', scopes: ['webhooks', 'events:read'], key: keys.events },
           ],
         },
       ],

@@ -3,7 +3,7 @@
  * the webhooks' own worker (its own slots, so that slow receivers never hold up uploads) and fan-out loop.
  */
 import { createMediaInfoProber } from '../adapters/probe/mediainfo.ts';
-import { WEBHOOK_DELIVER_JOB } from '../domain/webhooks/delivery.ts';
+import { deliveryJobLeaseSeconds, WEBHOOK_DELIVER_JOB } from '../domain/webhooks/delivery.ts';
 import type { Services } from '../services.ts';
 import { jobHandlers, periodicTasks } from './jobs.ts';
 import { startWebhookDispatcher } from './webhook-dispatcher.ts';
@@ -30,6 +30,8 @@ export function startServiceWorker(services: Services, log: WorkerLog): Worker {
     pollIntervalMs: services.config.workerPollIntervalMs,
     concurrency: services.config.webhooks.concurrency,
     kinds: { only: webhookKinds },
+    // Not the queue's 5 minutes: after a crash, an endpoint's deliveries resume once this claim ends.
+    leaseSeconds: deliveryJobLeaseSeconds(services.config.webhooks),
   });
   const dispatcher = startWebhookDispatcher(services, log);
   return {

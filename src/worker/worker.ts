@@ -37,6 +37,8 @@ export interface WorkerOptions {
   periodic?: PeriodicTask[];
   /** The kinds of job this worker takes (all by default). */
   kinds?: KindFilter;
+  /** Seconds a claim lasts (the queue's default unless given): how soon a dead worker's job runs again. */
+  leaseSeconds?: number;
 }
 
 /** A running worker. */
@@ -122,7 +124,7 @@ export function startWorker(options: WorkerOptions): Worker {
       const free = concurrency - inFlight.size;
       if (free > 0) {
         try {
-          for (const job of await queue.claim(free, options.kinds)) {
+          for (const job of await queue.claim(free, options.kinds, options.leaseSeconds)) {
             const running: Promise<void> = runJob(queue, handlers, job, log).finally(() => {
               inFlight.delete(running);
               poke();

@@ -20,8 +20,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** Starts a receiver. */
-export async function startReceiver(): Promise<Receiver> {
+/** Starts a receiver, on `port` when given (a receiver that comes back where it was), else on a free one. */
+export async function startReceiver(port = 0): Promise<Receiver> {
   const receiver: Receiver = {
     url: '',
     received: [],
@@ -51,7 +51,7 @@ export async function startReceiver(): Promise<Receiver> {
       void receiver.answer(entry, response, receiver.received.length - 1);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   receiver.close = () =>
     new Promise((resolve) => {

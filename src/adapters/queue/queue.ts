@@ -47,8 +47,11 @@ export type FailOutcome = 'retry' | 'dead';
 export interface JobQueue {
   /** Adds a job (in `db`, which may be a transaction); false when its dedupe key is already queued. */
   enqueue(db: Db, job: NewJob): Promise<boolean>;
-  /** Claims up to `limit` due jobs for `leaseSeconds`, only of `kinds.only` / not of `kinds.except`. */
-  claim(limit: number, kinds?: KindFilter): Promise<Job[]>;
+  /**
+   * Claims up to `limit` due jobs for `leaseSeconds` (the queue's default unless given), only of
+   * `kinds.only` / not of `kinds.except`.
+   */
+  claim(limit: number, kinds?: KindFilter, leaseSeconds?: number): Promise<Job[]>;
   /** Deletes a finished job, unless its lease was lost to another worker meanwhile. */
   complete(job: Job): Promise<void>;
   /** Records a failure: retried later with backoff, or dead after the last attempt or when permanent. */
@@ -105,7 +108,7 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
       return rows.length > 0;
     },
 
-    async claim(limit, kinds = {}) {
+    async claim(limit, kinds = {}, lease = leaseSeconds) {
       const due = db
         .select({ id: jobs.id })
         .from(jobs)
@@ -125,7 +128,7 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
         .for('update', { skipLocked: true });
       const rows = await db
         .update(jobs)
-        .set({ lockedUntil: secondsFromNow(leaseSeconds), attempts: sql`${jobs.attempts} + 1` })
+        .set({ lockedUntil: secondsFromNow(lease), attempts: sql`${jobs.attempts} + 1` })
         .where(inArray(jobs.id, due))
         .returning();
       return rows

@@ -25,6 +25,22 @@ export const WEBHOOK_DELIVER_JOB = 'webhook.deliver';
 /** Seconds after the first failure, with no success since, before an endpoint is disabled. */
 export const DISABLE_AFTER_SECONDS = 5 * 24 * 3600;
 
+/** How long one delivery job keeps sending before it leaves the rest to the next job. */
+const DELIVERY_BUDGET_MS = 10_000;
+
+/** Seconds beyond the receiver's time limit allowed for the database work around one attempt. */
+const LEASE_MARGIN_SECONDS = 10;
+
+/**
+ * Seconds a delivery job's claim lasts: its budget, the last attempt's time limit and a margin. Kept short
+ * because it is how long an endpoint waits after its worker process died (kill -9, a lost machine).
+ */
+export function deliveryJobLeaseSeconds(options: Pick<DeliveryOptions, 'timeoutMs' | 'budgetMs'>): number {
+  return (
+    Math.ceil(((options.budgetMs ?? DELIVERY_BUDGET_MS) + options.timeoutMs) / 1000) + LEASE_MARGIN_SECONDS
+  );
+}
+
 /** How one process sends. */
 export interface DeliveryOptions {
   /** Seconds before retry n (1-based) after a failed attempt n; after the last, the delivery failed. */
@@ -108,7 +124,8 @@ async function recordFailure(
 /** Sends one delivery's attempt and records it. */
 async function attempt(deps: DeliveryDeps, endpoint: WebhookEndpoint): Promise<boolean> {
   const { db, options } = deps;
-  const leaseSeconds = Math.ceil(options.timeoutMs / 1000) + 30;
+  // A dead sender's claim ends after this; until then nobody else sends the delivery.
+  const leaseSeconds = Math.ceil(options.timeoutMs / 1000) + LEASE_MARGIN_SECONDS;
   const delivery = await claimDueDelivery(db, endpoint.companyId, endpoint.id, leaseSeconds);
   if (!delivery) return false;
   const body = JSON.stringify(delivery.payload);
@@ -148,7 +165,7 @@ export async function deliverEndpoint(
   companyId: string,
   endpointId: string,
 ): Promise<void> {
-  const deadline = Date.now() + (deps.options.budgetMs ?? 60_000);
+  const deadline = Date.now() + (deps.options.budgetMs ?? DELIVERY_BUDGET_MS);
   while (Date.now() < deadline) {
     const endpoint = await findEndpoint(deps.db, companyId, endpointId);
     if (!endpoint) return;
