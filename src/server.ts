@@ -9,6 +9,7 @@ import { createStorage } from './adapters/storage/factory.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config/config.ts';
 import { type BootstrapResult, bootstrapIfEmpty } from './domain/access/bootstrap.ts';
+import { createPrincipalCache } from './domain/access/principal-cache.ts';
 import { createFinalRecordCache } from './domain/handoffs/final-cache.ts';
 import type { Services } from './services.ts';
 import { startHandoffSweeper } from './worker/handoff-sweeper.ts';
@@ -54,6 +55,7 @@ export async function openServices(config: Config): Promise<Services> {
     storage,
     notifier,
     handoffCache: createFinalRecordCache(createLruCache(config.handoffCacheSize), notifier),
+    principalCache: createPrincipalCache({ database, notifier, capacity: config.authCacheSize }),
     queue: createJobQueue(database.db),
     ...(redis ? { redis } : {}),
   };
@@ -64,6 +66,7 @@ export async function closeServices(services: Services): Promise<void> {
   services.redis?.disconnect();
   try {
     services.handoffCache.close();
+    services.principalCache.close();
     await services.notifier.close();
     await services.storage.close();
   } finally {

@@ -5,6 +5,7 @@ import type { ChangeNotifier } from './adapters/notify/notifier.ts';
 import type { JobQueue } from './adapters/queue/queue.ts';
 import type { Storage } from './adapters/storage/storage.ts';
 import type { Config } from './config/config.ts';
+import type { PrincipalCache } from './domain/access/principal-cache.ts';
 import type { FinalRecordCache } from './domain/handoffs/final-cache.ts';
 
 /** The service's dependencies, made once at start and passed in. */
@@ -18,6 +19,8 @@ export interface Services {
   notifier: ChangeNotifier;
   /** Final handoff records by `<company_id>:<id>`; they never change, and an erased one is forgotten by every process. */
   handoffCache: FinalRecordCache;
+  /** Principals by key hash, forgotten on every process when access changes. */
+  principalCache: PrincipalCache;
   /** The job queue on the same database: work after an upload runs there, never in the request. */
   queue: JobQueue;
 }

@@ -28,6 +28,8 @@ export const EnvSchema = Type.Object({
   HANDOFF_SWEEP_INTERVAL: Integer(1, 3600, 60),
   /** Final call-handoff records kept in memory per process, so polls of them cost no query; 0 turns it off. */
   HANDOFF_CACHE_SIZE: Integer(0, 1_000_000, 10_000),
+  /** API keys whose principal is kept in memory per process (forgotten on every change); 0 turns it off. */
+  AUTH_CACHE_SIZE: Integer(0, 1_000_000, 10_000),
   /** Secret for signing the embedded storage's upload URLs; generated into DATA_DIR when absent. */
   STORAGE_SIGNING_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   STORAGE_BACKEND: Type.Union([Type.Literal('embedded'), Type.Literal('s3')], { default: 'embedded' }),
@@ -113,6 +115,7 @@ export interface Config {
   handoffStaleAfterSeconds: number;
   handoffSweepIntervalSeconds: number;
   handoffCacheSize: number;
+  authCacheSize: number;
   storage: {
     backend: 'embedded' | 's3';
     signingSecret: string | undefined;
@@ -237,6 +240,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     handoffStaleAfterSeconds: e.HANDOFF_STALE_AFTER,
     handoffSweepIntervalSeconds: e.HANDOFF_SWEEP_INTERVAL,
     handoffCacheSize: e.HANDOFF_CACHE_SIZE,
+    authCacheSize: e.AUTH_CACHE_SIZE,
     storage: {
       backend: e.STORAGE_BACKEND,
       signingSecret: e.STORAGE_SIGNING_SECRET,

@@ -62,7 +62,7 @@ export function installAuth(app: FastifyInstance, services: Services): void {
     try {
       const { key, viaQuery } = keyFrom(request);
       if (viaQuery) setDeprecationHeaders(reply, docsUrl, API_KEY_QUERY_SUNSET);
-      principal = await authenticate(services.database.db, key);
+      principal = await authenticate(services.database.db, key, services.principalCache);
     } catch (error) {
       if (error instanceof UnauthenticatedError) await failures.failed(request.ip);
       throw error;

@@ -13,6 +13,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
+import { observingAccessWrites } from './access-writes.ts';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.ts';
 import { translatingErrors } from './error-translation.ts';
 import * as schema from './schema.ts';
@@ -33,6 +34,26 @@ export interface Database {
   readonly pglite?: PGlite;
   /** The connection pool, for the parts that need a dedicated PostgreSQL connection (LISTEN). */
   readonly pool?: pg.Pool;
+  /**
+   * Calls `listener` after this process writes a table authentication reads (keys, users, products,
+   * grants), and again when such a write commits; returns the function that stops it.
+   */
+  onAccessWrite(listener: () => void): () => void;
+}
+
+/** Listeners of this process's access writes. */
+function accessWriteListeners(): { emit(): void; add(listener: () => void): () => void } {
+  const listeners = new Set<() => void>();
+  return {
+    emit() {
+      for (const listener of listeners) listener();
+    },
+    add(listener) {
+      const entry = () => listener();
+      listeners.add(entry);
+      return () => listeners.delete(entry);
+    },
+  };
 }
 
 const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../../migrations', import.meta.url));
@@ -135,11 +156,14 @@ async function openPostgres(url: string, poolSize: number, timeouts: DatabaseTim
     client.on('error', () => {});
     watchStatements(client, timeouts.statementMs);
   });
-  const db = drizzlePg({ client: translatingErrors(pool), schema }) as unknown as Db;
+  const accessWrites = accessWriteListeners();
+  const client = translatingErrors(observingAccessWrites(pool, accessWrites.emit));
+  const db = drizzlePg({ client, schema }) as unknown as Db;
   return {
     kind: 'postgres',
     db,
     pool,
+    onAccessWrite: accessWrites.add,
     async ping() {
       await pool.query('select 1');
     },
@@ -175,11 +199,14 @@ async function openPglite(dir: string): Promise<Database> {
     lock.release();
     throw error;
   }
-  const db = drizzlePglite({ client: translatingErrors(client), schema }) as unknown as Db;
+  const accessWrites = accessWriteListeners();
+  const wrapped = translatingErrors(observingAccessWrites(client, accessWrites.emit));
+  const db = drizzlePglite({ client: wrapped, schema }) as unknown as Db;
   return {
     kind: 'pglite',
     db,
     pglite: client,
+    onAccessWrite: accessWrites.add,
     async ping() {
       await db.execute(sql`select 1`);
     },

@@ -5,11 +5,20 @@ import { findKeyOwnerByHash } from '../../adapters/db/repositories/api-keys.ts';
 import { ForbiddenError, UnauthenticatedError } from '../errors.ts';
 import { hashApiKey, isWellFormedApiKey, type Scope } from './api-keys.ts';
 import type { Principal } from './principal.ts';
+import type { PrincipalCache } from './principal-cache.ts';
 
-/** Finds the principal behind a key, or throws UnauthenticatedError. A malformed key costs no query. */
-export async function authenticate(db: Db, key: string): Promise<Principal> {
+/**
+ * Finds the principal behind a key, or throws UnauthenticatedError. A malformed key costs no query; with
+ * `cache`, neither does a key seen recently (refusals are never cached).
+ */
+export async function authenticate(db: Db, key: string, cache?: PrincipalCache): Promise<Principal> {
   if (!isWellFormedApiKey(key)) throw new UnauthenticatedError('invalid API key');
-  const owner = await findKeyOwnerByHash(db, hashApiKey(key));
+  const keyHash = hashApiKey(key);
+  return cache ? cache.lookup(keyHash, () => lookUp(db, keyHash)) : lookUp(db, keyHash);
+}
+
+async function lookUp(db: Db, keyHash: string): Promise<Principal> {
+  const owner = await findKeyOwnerByHash(db, keyHash);
   if (!owner) throw new UnauthenticatedError('invalid API key');
   if (owner.revoked) throw new UnauthenticatedError('API key has been revoked');
   if (!owner.userActive) throw new UnauthenticatedError("API key's user is inactive");

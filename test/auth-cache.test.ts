@@ -1,0 +1,208 @@
+/**
+ * The in-memory key → principal cache stays correct across processes: a change to a key, a user, a role,
+ * a scope or a grant made through one process is obeyed by every process within a second (the database's
+ * NOTIFY at commit), and a lost LISTEN connection empties the cache and stops caching until it is back.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'drizzle-orm';
+import pg from 'pg';
+import { updateUser } from '../src/adapters/db/repositories/users.ts';
+import { grantProductToUser, revokeKey } from '../src/domain/access/provisioning.ts';
+import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
+
+const LIST = '/api/v1/product/list';
+
+/** Polls `check` until it holds, for at most `ms`; fails with `what` otherwise. */
+async function within(ms: number, what: string, check: () => Promise<boolean> | boolean): Promise<void> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    if (await check()) return;
+    if (performance.now() > deadline) assert.fail(`not within ${ms} ms: ${what}`);
+    await sleep(10);
+  }
+}
+
+const status = async (h: Harness, key: string, url = LIST) =>
+  (await h.request({ method: 'GET', url, key })).statusCode;
+
+describe('principal cache across two processes (postgres)', { skip: !BACKENDS.includes('postgres') }, () => {
+  let a: Harness;
+  let b: Harness;
+  before(async () => {
+    a = await startHarness('postgres');
+    b = await startHarness('postgres', {}, { shareDatabaseOf: a });
+    await within(
+      5000,
+      'both notifiers listen',
+      () => a.services.notifier.listening && b.services.notifier.listening,
+    );
+  });
+  after(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  /** A key both processes have answered, so both have it cached. */
+  async function cachedOnBoth(key: string): Promise<void> {
+    for (const h of [a, b]) {
+      assert.equal(await status(h, key), 200);
+      assert.ok(h.services.principalCache.size > 0, `${h === a ? 'a' : 'b'} cached the key`);
+    }
+  }
+
+  it('serves a key seen before from memory (a change the triggers do not announce is not seen)', async () => {
+    const c = await a.company();
+    await cachedOnBoth(c.key);
+    // With triggers off (replica role), the database changes silently: the cache still answers.
+    const silent = new pg.Client({ connectionString: a.databaseUrl });
+    await silent.connect();
+    try {
+      await silent.query(`set session_replication_role = replica`);
+      await silent.query(`update api_keys set scopes = '{handoff:write}' where company_id = $1`, [c.id]);
+    } finally {
+      await silent.end();
+    }
+    assert.equal(await status(b, c.key), 200, 'the cached principal answered without a query');
+  });
+
+  it('refuses a key revoked through one process on both within 1 s', async () => {
+    const c = await a.company();
+    const k = await c.addKey(c.admin.id, ['calls']);
+    await cachedOnBoth(k.key);
+    await revokeKey(a.services.database.db, c.id, k.id);
+    assert.equal(await status(a, k.key), 401, 'the writing process refuses at once');
+    await within(
+      1000,
+      'the other process refuses the revoked key',
+      async () => (await status(b, k.key)) === 401,
+    );
+  });
+
+  it('refuses the keys of a user deactivated through one process on both within 1 s', async () => {
+    const c = await a.company();
+    await cachedOnBoth(c.agentKey);
+    await updateUser(a.services.database.db, c.id, c.agent.id, { active: false });
+    assert.equal(await status(a, c.agentKey), 401);
+    await within(
+      1000,
+      "the other process refuses the inactive user's key",
+      async () => (await status(b, c.agentKey)) === 401,
+    );
+  });
+
+  it('obeys a changed scope, role and product grant on both within 1 s', async () => {
+    const c = await a.company();
+    await cachedOnBoth(c.key);
+    // A scope taken away (written by hand, as an operator would).
+    await a.services.database.db.execute(
+      sql`update api_keys set scopes = '{handoff:write}' where company_id = ${c.id} and user_id = ${c.admin.id} and 'calls' = any(scopes)`,
+    );
+    await within(
+      1000,
+      'the other process answers 403 for the lost scope',
+      async () => (await status(b, c.key)) === 403,
+    );
+    // A grant given: the agent sees the new product everywhere.
+    await cachedOnBoth(c.agentKey);
+    const product = await c.addProduct();
+    await grantProductToUser(a.services.database.db, c.id, product, c.agent.id);
+    await within(1000, 'the other process lists the granted product', async () => {
+      const res = await b.request({ method: 'GET', url: LIST, key: c.agentKey });
+      return res.json().products.some((p: { id: number }) => p.id === product);
+    });
+    // A role changed: an admin made agent no longer sees the company's other products.
+    const k = await c.addKey(c.admin.id, ['calls']);
+    await cachedOnBoth(k.key);
+    const other = await c.addProduct();
+    await updateUser(a.services.database.db, c.id, c.admin.id, { role: 'agent' });
+    await within(1000, 'the other process treats the former admin as an agent', async () => {
+      const res = await b.request({ method: 'GET', url: LIST, key: k.key });
+      return res.statusCode === 200 && !res.json().products.some((p: { id: number }) => p.id === other);
+    });
+  });
+
+  it('empties the cache when the LISTEN connection is killed, caches nothing meanwhile, and listens again', async () => {
+    const c = await a.company();
+    await cachedOnBoth(c.key);
+    const killed = await a.services.database.db.execute(
+      sql`select pg_terminate_backend(pid) from pg_stat_activity
+          where datname = current_database() and query ilike 'LISTEN%' and pid <> pg_backend_pid()`,
+    );
+    assert.equal((killed as unknown as { rows: unknown[] }).rows.length, 2, 'one listener per process');
+    await within(
+      2000,
+      'both processes see the loss',
+      () => !a.services.notifier.listening && !b.services.notifier.listening,
+    );
+    assert.equal(b.services.principalCache.size, 0, 'the cache was emptied');
+    // While nobody listens, every request asks the database: a revocation now is obeyed at once.
+    const k = await c.addKey(c.admin.id, ['calls']);
+    if (!b.services.notifier.listening) {
+      assert.equal(await status(b, k.key), 200);
+      assert.equal(b.services.principalCache.size, 0, 'nothing is cached while not listening');
+      await revokeKey(a.services.database.db, c.id, k.id);
+      assert.equal(await status(b, k.key), 401);
+    }
+    await within(
+      5000,
+      'both processes listen again',
+      () => a.services.notifier.listening && b.services.notifier.listening,
+    );
+    // And the notices work on the new connections.
+    const again = await c.addKey(c.admin.id, ['calls']);
+    await cachedOnBoth(again.key);
+    await revokeKey(a.services.database.db, c.id, again.id);
+    await within(
+      1000,
+      'the other process refuses after reconnecting',
+      async () => (await status(b, again.key)) === 401,
+    );
+  });
+});
+
+for (const backend of BACKENDS) {
+  describe(`principal cache in one process (${backend})`, () => {
+    let h: Harness;
+    before(async () => {
+      h = await startHarness(backend);
+    });
+    after(() => h.close());
+
+    it('forgets a key changed behind the service (the trigger path) within 1 s', async () => {
+      const c = await h.company();
+      const k = await c.addKey(c.admin.id, ['calls']);
+      assert.equal(await status(h, k.key), 200);
+      await within(
+        1000,
+        'the cache listens',
+        () => h.services.principalCache.size > 0 || h.services.notifier.listening,
+      );
+      assert.equal(await status(h, k.key), 200);
+      assert.ok(h.services.principalCache.size > 0, 'the key is cached');
+      // Straight to the driver, past the service's own write watch: only the NOTIFY can tell.
+      const update = `update api_keys set revoked_at = now() where id = '${k.id}'`;
+      if (h.services.database.pglite) await h.services.database.pglite.exec(update);
+      else {
+        const other = new pg.Client({ connectionString: h.databaseUrl });
+        await other.connect();
+        await other.query(update).finally(() => other.end());
+      }
+      await within(1000, 'the revoked key is refused', async () => (await status(h, k.key)) === 401);
+    });
+
+    it('refuses at once a key revoked through this process', async () => {
+      const c = await h.company();
+      const k = await c.addKey(c.admin.id, ['calls']);
+      assert.equal(await status(h, k.key), 200);
+      assert.equal(await status(h, k.key), 200);
+      await revokeKey(h.services.database.db, c.id, k.id);
+      assert.equal(await status(h, k.key), 401);
+      await h.services.database.db.transaction(async (tx) => {
+        await updateUser(tx, c.id, c.agent.id, { active: false });
+      });
+      assert.equal(await status(h, c.agentKey), 401);
+    });
+  });
+}
