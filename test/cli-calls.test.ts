@@ -15,7 +15,7 @@ const T0 = 1_763_985_600;
 const cqs = runCli;
 
 for (const backend of BACKENDS) {
-  describe(`cqs calls list, get, download (${backend})`, () => {
+  describe(`cqs calls list, get, download, delete (${backend})`, () => {
     let h: Harness;
     let c: TestCompany;
     let env: Record<string, string>;
@@ -131,6 +131,33 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await readFile(join(dir, `${ids['cli-rec']}.wav`)), await readFile(wav));
       const none = await cqs(['calls', 'download', ids['cli-0'] ?? '', '-o', join(dir, 'none.wav')], env);
       assert.equal(none.code, 5, none.err);
+    });
+
+    it('calls delete erases the call; a second delete, or a key whose user is not an admin, is exit 5', async () => {
+      await client.createCall({
+        agent_email: c.agent.email,
+        product_id: c.productId,
+        conversation_id: 'cli-erase',
+        start_time: T0 - 100,
+      });
+      let id = '';
+      for await (const call of client.listCalls({ conversation_id: 'cli-erase' })) id = call.id;
+      assert.ok(id);
+      const agentKey = (await c.addKey(c.agent.id, ['calls:read', 'calls:delete'])).key;
+      const refused = await cqs(['calls', 'delete', id, '--json'], { ...env, CQS_API_KEY: agentKey });
+      assert.equal(refused.code, 5, refused.err);
+      assert.equal(JSON.parse(refused.out).status, 403);
+
+      const run = await cqs(['calls', 'delete', id], env);
+      assert.equal(run.code, 0, run.err);
+      assert.equal(run.out, `deleted ${id}\n`);
+      assert.equal((await cqs(['calls', 'get', id], env)).code, 5);
+      const again = await cqs(['calls', 'delete', id, '--json'], env);
+      assert.equal(again.code, 5, again.err);
+      assert.equal(JSON.parse(again.out).status, 404);
+      const list = await cqs(['calls', 'list', '--json', '--conversation-id', 'cli-erase'], env);
+      assert.equal(list.code, 0, list.err);
+      assert.equal(list.out, '');
     });
   });
 }

@@ -1,4 +1,4 @@
-/** @cqs/client's read side against a real listening server: listCalls, getCall, recordingUrl, downloads. */
+/** @cqs/client's read side against a real listening server: listCalls, getCall, recordingUrl, downloads, deleteCall. */
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -158,6 +158,41 @@ for (const backend of BACKENDS) {
         (await readdir(dir)).filter((f) => f.startsWith('gone-out')),
         [],
       );
+    });
+
+    it('deleteCall erases the call and its recording; a second deleteCall is a 404, a non-admin or read-only key a 403', async () => {
+      const { c, client } = await setup();
+      const wav = join(dir, 'erase.wav');
+      await writeStereoWav(wav, 200_000);
+      await client.uploadRecording({
+        agent_email: c.agent.email,
+        product_id: c.productId,
+        conversation_id: 'to-erase',
+        filename: 'erase.wav',
+        body: await fileSource(wav),
+      });
+      let id = '';
+      for await (const call of client.listCalls({ conversation_id: 'to-erase' })) id = call.id;
+      const link = await client.recordingUrl(id);
+      const status = (code: number) => (error: unknown) => error instanceof CqsError && error.status === code;
+
+      const agentKey = (await c.addKey(c.agent.id, ['calls:read', 'calls:delete'])).key;
+      await assert.rejects(new CqsNodeClient({ baseUrl, apiKey: agentKey }).deleteCall(id), status(403));
+      const readOnly = (await c.addKey(c.admin.id, ['calls:read'])).key;
+      await assert.rejects(new CqsNodeClient({ baseUrl, apiKey: readOnly }).deleteCall(id), status(403));
+      assert.equal((await client.getCall(id)).id, id, 'refused erasures leave the call whole');
+
+      assert.equal(await client.deleteCall(id), undefined);
+      await assert.rejects(client.getCall(id), status(404));
+      await assert.rejects(client.recordingUrl(id), status(404));
+      await assert.rejects(client.deleteCall(id), status(404));
+      const ids = [];
+      for await (const call of client.listCalls({ conversation_id: 'to-erase' })) ids.push(call.id);
+      assert.deepEqual(ids, []);
+      // The URL signed before the erasure now finds no object.
+      const res = await fetch(link.url);
+      assert.equal(res.status, 404);
+      assert.match(await res.text(), /<Code>NoSuchKey<\/Code>/);
     });
   });
 }

@@ -76,13 +76,14 @@ export function registerOperatorCommands(program: Command): void {
       '--retention-days <days|none>',
       'erase calls whose start_time is older than this many days (daily sweep); none: keep them',
     )
-    .action((id: string, o: { retentionDays: string }) =>
-      withServices(async (s) => {
-        uuid('ID', 'company')(id);
-        const days = ['none', 'clear'].includes(o.retentionDays) ? null : retentionDays(o.retentionDays);
-        printJson(await updateRetention({ db: s.database.db }, id, days));
-      }),
-    );
+    .action((id: string, o: { retentionDays: string }) => {
+      // Checked before the database is opened, so a typo is refused even while `cqs serve` holds it.
+      const companyId = uuid('ID', 'company')(id);
+      const days = ['none', 'clear'].includes(o.retentionDays) ? null : retentionDays(o.retentionDays);
+      return withServices(async (s) =>
+        printJson(await updateRetention({ db: s.database.db }, companyId, days)),
+      );
+    });
 
   const user = program.command('user').description('Users of a company');
   user
