@@ -72,7 +72,10 @@ for (const backend of BACKENDS) {
       const [abandoned, retried] = delivery.attempts;
       assert.equal(abandoned?.status_code, null);
       assert.match(String(abandoned?.error), /no answer within 1000 ms/);
-      assert.ok((abandoned?.duration_ms ?? 0) >= 900, `waited about the time limit: ${abandoned?.duration_ms} ms`);
+      assert.ok(
+        (abandoned?.duration_ms ?? 0) >= 900,
+        `waited about the time limit: ${abandoned?.duration_ms} ms`,
+      );
       assert.equal(retried?.status_code, 200);
       assert.equal(delivery.attempts.length, 2);
     });
