@@ -108,6 +108,7 @@ describe('bench report', () => {
       'calls-list',
       'call-detail',
       'recording',
+      'webhooks',
     ]);
     const settings = readSettings();
     for (const scenario of SCENARIOS) assert.ok(scenario.entries(settings).length > 0, scenario.id);

@@ -39,6 +39,8 @@ export interface BenchService {
   writerKey: string;
   /** A key with scope `calls:read` (of the admin, who sees every call). */
   readerKey: string;
+  /** A key with scopes `webhooks` and `events:read` (of the admin). */
+  eventsKey: string;
   agentEmail: string;
   productId: number;
   /** True when the OpenAPI document lists `method path` (path as in the document, `{param}` style). */
@@ -65,7 +67,7 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...out, ...env };
 }
 
-function seedFile(callsKey: string, writerKey: string, readerKey: string): unknown {
+function seedFile(callsKey: string, writerKey: string, readerKey: string, eventsKey: string): unknown {
   const products = Array.from({ length: BENCH.productCount }, (_, i) => ({
     name: i === 0 ? BENCH.product : `Bench Product ${i + 1}`,
   }));
@@ -82,6 +84,7 @@ function seedFile(callsKey: string, writerKey: string, readerKey: string): unkno
           { user: 'admin', scopes: ['calls'], key: callsKey },
           { user: 'admin', scopes: ['handoff:write'], key: writerKey },
           { user: 'admin', scopes: ['calls:read'], key: readerKey },
+          { user: 'admin', scopes: ['webhooks', 'events:read'], key: eventsKey },
         ],
       },
     ],
@@ -95,8 +98,9 @@ export async function startBenchService(options: ServiceOptions): Promise<BenchS
   const callsKey = generateApiKey();
   const writerKey = generateApiKey();
   const readerKey = generateApiKey();
+  const eventsKey = generateApiKey();
   const seedPath = join(dataDir, 'seed.json');
-  await writeFile(seedPath, JSON.stringify(seedFile(callsKey, writerKey, readerKey)));
+  await writeFile(seedPath, JSON.stringify(seedFile(callsKey, writerKey, readerKey, eventsKey)));
   const base: Record<string, string> = {
     DATA_DIR: dataDir,
     HOST: '127.0.0.1',
@@ -148,6 +152,7 @@ export async function startBenchService(options: ServiceOptions): Promise<BenchS
       callsKey,
       writerKey,
       readerKey,
+      eventsKey,
       agentEmail: BENCH.agentEmail,
       productId: product.id,
       hasRoute: (method, path) => normalRoutes.has(normal(`${method.toUpperCase()} ${path}`)),

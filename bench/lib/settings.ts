@@ -51,6 +51,8 @@ export interface Settings {
   downloads: number;
   /** The databases of the read scenarios (product/list, handoff GET), each measured. */
   readDbs: DbKind[];
+  /** Webhook endpoints (all on one local receiver) of the delivery phase of the webhooks scenario. */
+  webhookEndpoints: number;
   /** When set, the service children write CPU profiles here. */
   cpuProfileDir: string | undefined;
 }
@@ -72,6 +74,7 @@ export function readSettings(): Settings {
     downloadBytes: number('BENCH_DOWNLOAD_BYTES', 200_000_000),
     downloads: number('BENCH_DOWNLOADS', 3),
     readDbs: readDbs(),
+    webhookEndpoints: Math.max(1, Math.round(number('BENCH_WEBHOOK_ENDPOINTS', 4))),
     cpuProfileDir: process.env.BENCH_CPU_PROF || undefined,
   };
 }

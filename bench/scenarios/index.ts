@@ -9,6 +9,7 @@ import { productsScenario } from './products.ts';
 import { recordingScenario } from './recording.ts';
 import type { Scenario } from './scenario.ts';
 import { uploadScenario } from './upload.ts';
+import { webhooksScenario } from './webhooks.ts';
 
 /** The scenarios `npm run bench` runs (or `--only` picks from). */
 export const SCENARIOS: Scenario[] = [
@@ -22,4 +23,5 @@ export const SCENARIOS: Scenario[] = [
   callsListScenario,
   callDetailScenario,
   recordingScenario,
+  webhooksScenario,
 ];
