@@ -26,6 +26,7 @@ import {
   storageRoutes,
 } from './http/routes/uploads/storage.ts';
 import { uploadRoutes } from './http/routes/uploads/uploads.ts';
+import { webAppRoutes } from './http/routes/web-app.ts';
 import { webhookRoutes } from './http/routes/webhooks/webhooks.ts';
 import { installTextGuard } from './http/text-guard.ts';
 import { validatorCompiler } from './http/validation.ts';
@@ -114,6 +115,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(uploadRoutes, { services });
   await app.register(eventRoutes, { services });
   await app.register(webhookRoutes, { services });
+  await app.register(webAppRoutes, { config: services.config });
   // The embedded storage receives uploads at its own URLs; with S3, clients upload to S3.
   const receiver = services.storage.receiver;
   if (receiver) {

@@ -1,11 +1,12 @@
 /**
  * GET /: where a person who opens the service's address in a browser (or curls it) finds the docs, instead
- * of a JSON 404. A browser gets a small HTML page; anything else gets the same links as JSON. When the web
- * app lands, its link goes here too.
+ * of a JSON 404. A browser gets a small HTML page (the web app first); anything else gets the same links as
+ * JSON.
  */
 import type { FastifyPluginAsync } from 'fastify';
 
 const LINKS = {
+  app: '/app/',
   docs: '/api/v1/docs',
   openapi: '/api/v1/openapi.json',
   health: '/healthz',
@@ -17,7 +18,8 @@ const HTML = `<!doctype html>
 <head><meta charset="utf-8"><title>Call Quality Service</title></head>
 <body>
 <h1>Call Quality Service</h1>
-<p>This is an API. Its documentation, with a page to try each call: <a href="${LINKS.docs}">${LINKS.docs}</a>.</p>
+<p>Find, play and tag calls in the web app: <a href="${LINKS.app}">${LINKS.app}</a> (sign in with an API key).</p>
+<p>The API: Its documentation, with a page to try each call: <a href="${LINKS.docs}">${LINKS.docs}</a>.</p>
 <p>The OpenAPI 3.1 document: <a href="${LINKS.openapi}">${LINKS.openapi}</a>.
 Health: <a href="${LINKS.health}">${LINKS.health}</a>, readiness: <a href="${LINKS.ready}">${LINKS.ready}</a>.</p>
 </body>

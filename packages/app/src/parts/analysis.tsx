@@ -1,0 +1,115 @@
+/** The call's analysis: the figures a QA reviewer looks at first, and who spoke when, per party. */
+import type { CallDetail } from '../api.ts';
+import { secs } from '../format.ts';
+
+type Analysis = NonNullable<CallDetail['analysis']>;
+const ROLES = ['agent', 'customer', 'unknown'] as const;
+
+/** The speech timeline: one row per party, its speech as bars, the playhead; a click seeks. */
+function Timeline(props: { analysis: Analysis; time: number; onSeek: (s: number) => void }) {
+  const speech = props.analysis.speech ?? [];
+  const duration = props.analysis.duration_s ?? Math.max(1, ...speech.map((s) => s.stop));
+  const roles = ROLES.filter((r) => r !== 'unknown' || speech.some((s) => s.role === 'unknown'));
+  return (
+    <div class="timeline">
+      {roles.map((role) => (
+        <div class="timeline-row">
+          <span class={`timeline-label role-${role}`}>{role}</span>
+          <button
+            type="button"
+            class="timeline-track"
+            aria-label={`${role} speech: ${speech.filter((s) => s.role === role).length} stretches; click to seek`}
+            onClick={(event) => {
+              const rect = (event.currentTarget as HTMLElement).getBoundingClientRect();
+              props.onSeek(((event.clientX - rect.left) / rect.width) * duration);
+            }}
+          >
+            {speech
+              .filter((s) => s.role === role)
+              .map((s) => (
+                <span
+                  class={`speech bg-${role}`}
+                  style={{
+                    left: `${(s.start / duration) * 100}%`,
+                    width: `${Math.max(0.2, ((s.stop - s.start) / duration) * 100)}%`,
+                  }}
+                />
+              ))}
+            <span class="playhead" style={{ left: `${Math.min(100, (props.time / duration) * 100)}%` }} />
+          </button>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/** The analysis section ("not analysed yet" until there is one). */
+export function AnalysisView(props: {
+  analysis: CallDetail['analysis'];
+  time: number;
+  onSeek: (s: number) => void;
+}) {
+  const a = props.analysis;
+  if (!a) return <p class="muted">Not analysed yet.</p>;
+  if (a.status === 'pending') return <p class="muted">Analysis in progress…</p>;
+  if (a.status === 'failed') return <p class="error">The analysis failed: {a.reason ?? 'no reason given'}</p>;
+  const ratio = a.talk_ratio_agent === null ? '—' : `${Math.round(a.talk_ratio_agent * 100)} %`;
+  return (
+    <>
+      <dl class="figures">
+        <div>
+          <dt>Duration</dt>
+          <dd>{secs(a.duration_s)}</dd>
+        </div>
+        <div>
+          <dt>Agent talk</dt>
+          <dd>{secs(a.talk_s?.agent)}</dd>
+        </div>
+        <div>
+          <dt>Customer talk</dt>
+          <dd>{secs(a.talk_s?.customer)}</dd>
+        </div>
+        {a.talk_s && a.talk_s.unknown > 0 && (
+          <div>
+            <dt>Unknown speaker</dt>
+            <dd>{secs(a.talk_s.unknown)}</dd>
+          </div>
+        )}
+        <div>
+          <dt>Agent talk ratio</dt>
+          <dd>{ratio}</dd>
+        </div>
+        <div>
+          <dt>Silence</dt>
+          <dd>{secs(a.silence_s)}</dd>
+        </div>
+        <div>
+          <dt>Overtalk</dt>
+          <dd>{secs(a.overtalk_s)}</dd>
+        </div>
+        <div>
+          <dt>Longest monologue (agent / customer)</dt>
+          <dd>
+            {secs(a.longest_monologue_s?.agent)} / {secs(a.longest_monologue_s?.customer)}
+          </dd>
+        </div>
+        <div>
+          <dt>Interruptions (agent / customer)</dt>
+          <dd>
+            {a.interruptions?.agent ?? '—'} / {a.interruptions?.customer ?? '—'}
+          </dd>
+        </div>
+        <div>
+          <dt>Source</dt>
+          <dd>{a.source}</dd>
+        </div>
+      </dl>
+      {a.speech && a.speech.length > 0 && (
+        <>
+          <h3>Who spoke when</h3>
+          <Timeline analysis={a} time={props.time} onSeek={props.onSeek} />
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,59 @@
+/** The transcript beside the player: the line being spoken is marked and kept in view; a click seeks. */
+import { useEffect, useRef } from 'preact/hooks';
+import type { CallDetail } from '../api.ts';
+import { clock } from '../format.ts';
+
+type Segment = NonNullable<CallDetail['transcript']>[number];
+
+/** The index of the segment playing at `time` (the last one started), or -1. */
+export function activeSegment(segments: Segment[], time: number): number {
+  let found = -1;
+  segments.forEach((s, i) => {
+    if (s.start <= time && time < s.stop) found = i;
+  });
+  return found;
+}
+
+/** The transcript list. */
+export function Transcript(props: {
+  segments: Segment[] | null;
+  source: CallDetail['transcript_source'];
+  time: number;
+  onSeek?: (seconds: number) => void;
+}) {
+  const list = useRef<HTMLOListElement>(null);
+  const segments = props.segments ?? [];
+  const active = activeSegment(segments, props.time);
+  useEffect(() => {
+    if (active < 0) return;
+    list.current?.children[active]?.scrollIntoView({ block: 'nearest' });
+  }, [active]);
+  if (!props.segments) return <p class="muted">No transcript.</p>;
+  return (
+    <>
+      <p class="muted">
+        {props.source === 'transcription' ? 'Transcribed by the service.' : 'Sent by the client.'}
+        {props.onSeek ? ' Click a line to play from there.' : ''}
+      </p>
+      <ol class="transcript" ref={list}>
+        {segments.map((s, i) => (
+          <li class={i === active ? 'active' : ''} aria-current={i === active ? 'true' : undefined}>
+            {props.onSeek ? (
+              <button type="button" class="line" onClick={() => props.onSeek?.(s.start)}>
+                <span class="time">{clock(s.start)}</span>
+                <span class={`role role-${s.role}`}>{s.role}</span>
+                <span class="text">{s.text}</span>
+              </button>
+            ) : (
+              <div class="line">
+                <span class="time">{clock(s.start)}</span>
+                <span class={`role role-${s.role}`}>{s.role}</span>
+                <span class="text">{s.text}</span>
+              </div>
+            )}
+          </li>
+        ))}
+      </ol>
+    </>
+  );
+}

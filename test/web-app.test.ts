@@ -1,0 +1,321 @@
+/**
+ * The web app at /app/ in a real browser (Debian's Chromium, headless, through playwright-core): sign in
+ * with a pasted key, filter the calls (the filters land in the URL), move through rows with the keyboard,
+ * open a call, play and seek it (waveform click), click a transcript line (the audio moves there), add a
+ * tag. Each page passes axe-core with no serious or critical violation; every request the page makes goes
+ * to the service's own origin and the Content-Security-Policy reports nothing. The data is real: a
+ * two-channel call of espeak-ng speech (scripts/analysis-set.ts) uploaded, verified and analysed by the
+ * worker. With SCREENSHOTS_DIR set (npm run app:screenshots sets docs/), the pages' screenshots go there.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { gzipSync } from 'node:zlib';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type LabelledCall, makeLabelledCall } from '../scripts/analysis-set.ts';
+import { APP_DIST } from '../src/http/routes/web-app.ts';
+import type { TestCompany } from './helpers/fixtures.ts';
+import type { Harness } from './helpers/harness.ts';
+import { startListening } from './helpers/listening.ts';
+import { get, makeCall, type ReadKeys, readKeys } from './helpers/reads.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const missing = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install chromium)`;
+if (missing && process.env.CI) throw new Error(`${missing}: CI must run the web app's browser tests`);
+if (missing) process.stderr.write(`web-app: skipped, ${missing}\n`);
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+/** Generous: the machine may be busy (CI runs two test files at once). */
+const WAIT = { timeout: 30_000 };
+
+describe('the built web app', () => {
+  it('exists after install and its first load is at most 150 KB of JavaScript gzipped', () => {
+    const index = readFileSync(join(APP_DIST, 'index.html'), 'utf8');
+    const scripts = [...index.matchAll(/(?:src|href)="\/app\/(assets\/[^"]+\.js)"/g)].map(
+      (m) => m[1] as string,
+    );
+    assert.ok(scripts.length > 0, 'index.html names its scripts');
+    const gz = scripts.reduce((sum, s) => sum + gzipSync(readFileSync(join(APP_DIST, s))).length, 0);
+    process.stderr.write(`FIGURE app_first_load_js_gzip_kb=${(gz / 1024).toFixed(1)}\n`);
+    assert.ok(gz <= 150 * 1024, `${gz} bytes gzipped`);
+    // No inline script, nothing from another origin.
+    assert.doesNotMatch(index, /<script(?![^>]*\bsrc=)[^>]*>/);
+    assert.doesNotMatch(index, /(?:src|href)="(?:https?:)?\/\//);
+  });
+});
+
+/**
+ * The page's DOM as the in-page functions below use it (the tests' TypeScript has no DOM types). They are
+ * functions, not strings: Playwright evaluates a string predicate with eval, which the app's CSP forbids.
+ */
+declare const document: {
+  querySelector(selector: string): { currentTime: number } | null;
+  querySelectorAll(selector: string): { length: number };
+};
+const rowCount = (n: number) => document.querySelectorAll('table.calls tbody tr').length === n;
+
+/** Runs axe-core in the page and returns its serious and critical violations. */
+async function axeViolations(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's CSP does not govern (an inline tag would be).
+  await page.evaluate(AXE);
+  const result = (await page.evaluate(
+    'axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) })))',
+  )) as { id: string; impact: string; nodes: string[] }[];
+  return result
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.join(', ')}`);
+}
+
+describe('the web app in a browser', { skip: missing }, () => {
+  let h: Harness;
+  let baseUrl: string;
+  let dir: string;
+  let browser: BrowserContext;
+  let c: TestCompany;
+  let keys: ReadKeys;
+  let tagKey: string;
+  let recorded: LabelledCall;
+  let callId: string;
+  const shots = process.env.SCREENSHOTS_DIR;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cqs-web-app-'));
+    recorded = makeLabelledCall({ dir, name: 'call', seed: 11, turns: 10, snrDb: 30 });
+    ({ h, baseUrl } = await startListening('pglite'));
+    c = await h.company();
+    keys = await readKeys(c);
+    tagKey = (await c.addKey(c.admin.id, ['calls', 'calls:read'])).key;
+
+    const now = Math.floor(Date.now() / 1000);
+    const tags = (sale: boolean, queue: string) => [
+      { key: 'sale_closed', type: 'boolean', value: sale },
+      { key: 'queue', type: 'string', value: queue },
+    ];
+    for (let i = 0; i < 6; i++) {
+      await makeCall(h, c, keys, {
+        conversationId: `plain-${i}`,
+        startTime: now - 3600 * (i + 2),
+        tags: tags(i % 2 === 0, i < 3 ? 'billing' : 'support'),
+        transcript: [
+          { role: 'agent', text: 'Hello, how can I help?', start: 0, stop: 2 },
+          { role: 'customer', text: 'My invoice is wrong.', start: 2.5, stop: 4 },
+        ],
+      });
+    }
+    const res = await h.request({
+      method: 'POST',
+      url: '/api/v1/call/create',
+      key: c.key,
+      body: {
+        agent_email: c.agent.email,
+        product_id: c.productId,
+        conversation_id: 'recorded-1',
+        start_time: now - 600,
+        filename: 'call.wav',
+        speaker: { separation: 'channels', channel_map: ['agent', 'customer'] },
+        tags: tags(true, 'retention'),
+        transcript: recorded.utterances.map((u) => ({
+          role: u.channel === 0 ? 'agent' : 'customer',
+          text: u.text,
+          start: Math.round(u.start * 100) / 100,
+          stop: Math.round(u.stop * 100) / 100,
+        })),
+      },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const created = res.json() as { upload_url: string; upload_content_type: string };
+    const put = await fetch(created.upload_url, {
+      method: 'PUT',
+      headers: { 'content-type': created.upload_content_type },
+      body: await readFile(recorded.path),
+    });
+    assert.equal(put.status, 200);
+    const list = await get(h, '/api/v1/calls?conversation_id=recorded-1', keys.admin);
+    callId = list.json().calls[0].id;
+    // The listening harness's worker verifies and analyses the recording; setup waits for both.
+    for (let i = 0; i < 600; i++) {
+      const call = (await get(h, `/api/v1/calls/${callId}`, keys.admin)).json();
+      if (call.analysis?.status === 'ready') break;
+      assert.notEqual(call.analysis?.status, 'failed', JSON.stringify(call.analysis));
+      await sleep(100);
+    }
+    if (shots) await mkdir(shots, { recursive: true });
+    browser = await chromium.launchPersistentContext(join(dir, 'profile'), {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1280, height: 860 },
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+        '--autoplay-policy=no-user-gesture-required',
+      ],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await h?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A page that records every request it makes and every CSP report. */
+  async function openPage() {
+    const page = await browser.newPage();
+    const requests: string[] = [];
+    const cspReports: string[] = [];
+    page.on('request', (r) => requests.push(r.url()));
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) cspReports.push(m.text());
+    });
+    return { page, requests, cspReports };
+  }
+
+  async function signIn(page: Page, key: string) {
+    await page.goto(`${baseUrl}/app/`);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('table.calls tbody tr').first().waitFor(WAIT);
+  }
+
+  it('signs in, filters, opens a call, plays, seeks, follows the transcript and tags it', async () => {
+    const { page, requests, cspReports } = await openPage();
+    try {
+      const started = Date.now();
+      await page.goto(`${baseUrl}/app/`);
+      await page.getByLabel('API key').waitFor(WAIT);
+      process.stderr.write(`FIGURE app_sign_in_page_ms=${Date.now() - started}\n`);
+      assert.deepEqual(await axeViolations(page), [], 'sign-in page');
+
+      // A wrong key is refused with a message; the right one signs in.
+      await page.getByLabel('API key').fill('cqs_not_a_key');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').waitFor(WAIT);
+      await signIn(page, tagKey);
+      assert.equal(await page.locator('table.calls tbody tr').count(), 7);
+      // The key is in the tab's session storage, never in the URL.
+      assert.equal(await page.evaluate('sessionStorage.getItem("cqs.apiKey")'), tagKey);
+      assert.ok(!page.url().includes(tagKey));
+      assert.deepEqual(await axeViolations(page), [], 'calls page');
+      if (shots) await page.screenshot({ path: join(shots, 'app-calls.png'), fullPage: true });
+
+      // Filters go into the URL (a view can be shared) and narrow the list.
+      await page.getByLabel('Tags (key or key:value)').fill('sale_closed:true queue:billing');
+      await page.getByRole('button', { name: 'Apply' }).click();
+      await page.waitForURL(/tag=sale_closed%3Atrue&tag=queue%3Abilling/, WAIT);
+      await page.waitForFunction(rowCount, 2, WAIT);
+      await page.getByLabel('State').selectOption('live');
+      await page.getByRole('button', { name: 'Apply' }).click();
+      await page.getByText('No calls match these filters.').waitFor(WAIT);
+      // A shared URL opens the same view (after a reload, from the URL alone).
+      await page.goto(`${baseUrl}/app/?media=ready`);
+      await page.waitForFunction(rowCount, 1, WAIT);
+      assert.equal(await page.getByLabel('Media').inputValue(), 'ready');
+      await page.goto(`${baseUrl}/app/`);
+      await page.locator('table.calls tbody tr').nth(6).waitFor(WAIT);
+
+      // Keyboard: arrows move between rows, Enter opens the focused call (the newest is the recorded one).
+      await page.locator('a.row-link').nth(1).focus();
+      await page.keyboard.press('ArrowUp');
+      assert.equal(await page.evaluate('document.activeElement?.closest("tr")?.rowIndex'), 1);
+      await page.keyboard.press('Enter');
+      await page.waitForURL(new RegExp(`/app/calls/${callId}$`), WAIT);
+
+      // The call: waveform of both channels, analysis, transcript.
+      await page.locator('canvas.ready[data-channels="2"]').waitFor(WAIT);
+      await page.getByText('Agent talk ratio').waitFor(WAIT);
+      await page.locator('.timeline-row').nth(1).waitFor(WAIT);
+      assert.deepEqual(await axeViolations(page), [], 'call page');
+
+      // Play, then seek by clicking the middle of the waveform.
+      await page.evaluate(
+        '(() => { const a = document.querySelector("audio"); a.muted = true; return a.play(); })()',
+      );
+      await page.waitForFunction(() => (document.querySelector('audio')?.currentTime ?? 0) > 0.2, null, WAIT);
+      const box = await page.locator('canvas.ready').boundingBox();
+      assert.ok(box);
+      await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      const half = recorded.durationS / 2;
+      await page.waitForFunction(
+        (t) => Math.abs((document.querySelector('audio')?.currentTime ?? 0) - t) < 2,
+        half,
+        WAIT,
+      );
+
+      // Clicking a transcript line moves the audio to its start and marks it as the one playing.
+      const line = 5;
+      const start = Math.round((recorded.utterances[line]?.start ?? 0) * 100) / 100;
+      await page.locator('.transcript li').nth(line).getByRole('button').click();
+      await page.waitForFunction(
+        (t) => {
+          const now = document.querySelector('audio')?.currentTime ?? -1;
+          return now >= t - 0.05 && now < t + 2;
+        },
+        start,
+        WAIT,
+      );
+      await page.locator('.transcript li.active').first().waitFor(WAIT);
+      const active = await page.evaluate(
+        '[...document.querySelectorAll(".transcript li")].findIndex((li) => li.classList.contains("active"))',
+      );
+      assert.ok(Number(active) >= line, `active line ${active}`);
+      await page.evaluate('document.querySelector("audio").pause()');
+      if (shots) await page.screenshot({ path: join(shots, 'app-call.png'), fullPage: true });
+
+      // Add a tag (this key has `calls`): it shows, and the API has it.
+      await page.getByLabel('Key', { exact: true }).fill('reviewed');
+      await page.getByLabel('Type').selectOption('boolean');
+      await page.getByLabel('Value').fill('true');
+      await page.getByRole('button', { name: 'Save tag' }).click();
+      await page.getByText('reviewed: true').waitFor(WAIT);
+      const call = (await get(h, `/api/v1/calls/${callId}`, keys.admin)).json();
+      assert.ok(
+        call.tags.some((t: { key: string; value: unknown }) => t.key === 'reviewed' && t.value === true),
+      );
+
+      // Everything the page asked for came from the service's own origin; the CSP blocked nothing.
+      const foreign = requests.filter((u) => !u.startsWith(`${baseUrl}/`) && !u.startsWith('data:'));
+      assert.deepEqual(foreign, []);
+      assert.ok(
+        requests.some((u) => u.startsWith(`${baseUrl}/storage/`)),
+        'the recording came from the signed URL',
+      );
+      assert.deepEqual(cspReports, []);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('with a read-only key shows the tags without the form', async () => {
+    const { page } = await openPage();
+    try {
+      await signIn(page, keys.agent);
+      await page.goto(`${baseUrl}/app/calls/${callId}`);
+      await page.getByText('Read-only: tagging needs a key with the calls scope.').waitFor(WAIT);
+      assert.equal(await page.getByRole('button', { name: 'Save tag' }).count(), 0);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('serves the app without a key, with a strict CSP, and its own routes from the page', async () => {
+    for (const path of ['/app/', '/app/calls/anything']) {
+      const res = await fetch(`${baseUrl}${path}`);
+      assert.equal(res.status, 200);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      assert.match(csp, /script-src 'self'(;|$)/);
+      assert.match(csp, /media-src 'self'/);
+      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+      assert.match(await res.text(), /<div id="root">/);
+    }
+    assert.equal((await fetch(`${baseUrl}/app/assets/missing.js`)).status, 404);
+  });
+});
