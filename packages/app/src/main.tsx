@@ -32,7 +32,7 @@ function App() {
       </header>
       <main id="main">
         {route.page === 'call' ? (
-          <CallPage id={route.id} key={route.id} />
+          <CallPage id={route.id} key={route.id} onSignedOut={signOut} />
         ) : (
           <CallsPage search={location.search} onSignedOut={signOut} />
         )}

@@ -55,7 +55,7 @@ function usePlayer() {
 }
 
 /** The call page. */
-export function CallPage({ id }: { id: string }) {
+export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => void }) {
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [error, setError] = useState<string | null>(null);
   const player = usePlayer();
@@ -69,6 +69,7 @@ export function CallPage({ id }: { id: string }) {
       setLoaded((old) => ({ call, link: old?.link ?? link }));
       document.title = `Call ${call.conversation_id} · Call Quality Service`;
     } catch (e) {
+      if (e instanceof ApiError && e.status === 401) return onSignedOut();
       setError(
         e instanceof ApiError && e.status === 404 ? 'No such call (or not one this key may see).' : String(e),
       );

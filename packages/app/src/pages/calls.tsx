@@ -61,14 +61,19 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
   const [load, setLoad] = useState<Load>({ status: 'loading' });
   const tbody = useRef<HTMLTableSectionElement>(null);
 
+  // Only the latest request's answer is shown: a slow page of old filters must not land on new ones.
+  const generation = useRef(0);
   const fetchPage = async (next: string | null, replace: boolean) => {
+    const mine = ++generation.current;
     setLoad({ status: 'loading' });
     try {
       const page = await listCalls({ ...filters, limit: PAGE_SIZE }, next);
+      if (mine !== generation.current) return;
       setCalls((old) => (replace ? page.calls : [...old, ...page.calls]));
       setCursor(page.next_cursor);
       setLoad({ status: 'done' });
     } catch (e) {
+      if (mine !== generation.current) return;
       if (e instanceof ApiError && e.status === 401) return onSignedOut();
       setLoad({ status: 'error', message: e instanceof Error ? e.message : String(e) });
     }

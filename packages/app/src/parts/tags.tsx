@@ -15,6 +15,8 @@ export function Tags(props: { call: CallDetail; onChanged: () => void }) {
   const editable = canTag();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // A click on a tag puts it in the form, to change its value (call/add_tags replaces a key's value).
+  const [draft, setDraft] = useState({ key: '', type: 'string', value: '' });
   const submit = async (event: Event) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
@@ -29,7 +31,7 @@ export function Tags(props: { call: CallDetail; onChanged: () => void }) {
     setError(null);
     try {
       await addTags(props.call, [{ key, type, value }]);
-      form.reset();
+      setDraft({ key: '', type: 'string', value: '' });
       props.onChanged();
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
@@ -45,7 +47,18 @@ export function Tags(props: { call: CallDetail; onChanged: () => void }) {
         <ul class="tags">
           {props.call.tags.map((t) => (
             <li class="tag" title={t.type}>
-              {tagText(t)}
+              {editable ? (
+                <button
+                  type="button"
+                  class="tag-edit"
+                  aria-label={`Change ${tagText(t)}`}
+                  onClick={() => setDraft({ key: t.key, type: t.type, value: String(t.value) })}
+                >
+                  {tagText(t)}
+                </button>
+              ) : (
+                tagText(t)
+              )}
             </li>
           ))}
         </ul>
@@ -54,11 +67,21 @@ export function Tags(props: { call: CallDetail; onChanged: () => void }) {
         <form class="add-tag" onSubmit={submit} aria-label="Add or change a tag">
           <label>
             Key
-            <input name="key" required maxLength={128} />
+            <input
+              name="key"
+              required
+              maxLength={128}
+              value={draft.key}
+              onInput={(e) => setDraft({ ...draft, key: (e.currentTarget as HTMLInputElement).value })}
+            />
           </label>
           <label>
             Type
-            <select name="type">
+            <select
+              name="type"
+              value={draft.type}
+              onChange={(e) => setDraft({ ...draft, type: (e.currentTarget as HTMLSelectElement).value })}
+            >
               <option value="string">text</option>
               <option value="integer">integer</option>
               <option value="boolean">true/false</option>
@@ -66,7 +89,11 @@ export function Tags(props: { call: CallDetail; onChanged: () => void }) {
           </label>
           <label>
             Value
-            <input name="value" />
+            <input
+              name="value"
+              value={draft.value}
+              onInput={(e) => setDraft({ ...draft, value: (e.currentTarget as HTMLInputElement).value })}
+            />
           </label>
           <button type="submit" disabled={busy}>
             {busy ? 'Saving…' : 'Save tag'}
