@@ -7,6 +7,7 @@ import { enforceBodyRate } from './http/body-rate.ts';
 import { answerClientError, installErrorHandler } from './http/error-handler.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
 import { loggerOptions } from './http/logging.ts';
+import { installRequestMetrics } from './http/metrics.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
 import { accessOf, installRouteAccess, type RouteAccess } from './http/route-access.ts';
@@ -98,6 +99,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     reply.header('x-request-id', request.id);
   });
   installErrorHandler(app);
+  if (services.metrics) installRequestMetrics(app, services.metrics);
   installTextGuard(app);
   await registerOpenApi(app, services.config.publicUrl);
   installAuth(app, services);

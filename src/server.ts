@@ -3,14 +3,17 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { createLruCache } from './adapters/cache/lru.ts';
 import { type Database, openDatabase } from './adapters/db/database.ts';
+import { pendingDeliveryStats } from './adapters/db/repositories/webhooks.ts';
+import { createMetrics } from './adapters/metrics/metrics.ts';
 import { createChangeNotifier } from './adapters/notify/factory.ts';
-import { createJobQueue } from './adapters/queue/queue.ts';
+import { createJobQueue, queueDepth } from './adapters/queue/queue.ts';
 import { createStorage } from './adapters/storage/factory.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config/config.ts';
 import { type BootstrapResult, bootstrapIfEmpty } from './domain/access/bootstrap.ts';
 import { createPrincipalCache } from './domain/access/principal-cache.ts';
 import { createFinalRecordCache } from './domain/handoffs/final-cache.ts';
+import { startMetricsServer } from './http/metrics.ts';
 import type { Services } from './services.ts';
 import { startHandoffSweeper } from './worker/handoff-sweeper.ts';
 import { startServiceWorker } from './worker/start.ts';
@@ -20,6 +23,8 @@ export interface RunningService {
   app: FastifyInstance;
   services: Services;
   url: string;
+  /** The metrics server's URL (scrape `${metricsUrl}/metrics`), when METRICS_PORT is set. */
+  metricsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -49,6 +54,14 @@ export async function openServices(config: Config): Promise<Services> {
   // Without a listener, a lost Redis connection would crash the process; limits fail open meanwhile.
   redis?.on('error', () => {});
   const notifier = createChangeNotifier(database, config.databaseUrl);
+  const metrics =
+    config.metricsPort === undefined
+      ? undefined
+      : createMetrics({
+          ...(database.pool ? { pool: database.pool } : {}),
+          queueDepth: () => queueDepth(database.db),
+          pendingDeliveries: () => pendingDeliveryStats(database.db),
+        });
   return {
     config,
     database,
@@ -58,6 +71,7 @@ export async function openServices(config: Config): Promise<Services> {
     principalCache: createPrincipalCache({ database, notifier, capacity: config.authCacheSize }),
     queue: createJobQueue(database.db),
     ...(redis ? { redis } : {}),
+    ...(metrics ? { metrics } : {}),
   };
 }
 
@@ -67,6 +81,7 @@ export async function closeServices(services: Services): Promise<void> {
   try {
     services.handoffCache.close();
     services.principalCache.close();
+    services.metrics?.close();
     await services.notifier.close();
     await services.storage.close();
   } finally {
@@ -101,6 +116,14 @@ export async function startService(
     }
     const app = await buildApp(services);
     const url = await app.listen({ port: config.port, host: config.host });
+    const metricsServer =
+      services.metrics && config.metricsPort !== undefined
+        ? await startMetricsServer(services.metrics, config.host, config.metricsPort).catch(async (error) => {
+            await app.close();
+            throw error;
+          })
+        : undefined;
+    if (metricsServer) app.log.info({ url: `${metricsServer.url}/metrics` }, 'metrics served');
     const sweeper = config.worker
       ? startHandoffSweeper({
           db: services.database.db,
@@ -117,11 +140,12 @@ export async function startService(
         await worker?.stop();
         await sweeper?.stop();
         await app.close();
+        await metricsServer?.close();
         await closeServices(services);
       })();
       return stopping;
     };
-    return { app, services, url, stop };
+    return { app, services, url, ...(metricsServer ? { metricsUrl: metricsServer.url } : {}), stop };
   } catch (error) {
     await closeServices(services);
     throw error;

@@ -1,6 +1,7 @@
 /** What the HTTP layer and the worker are given: configuration and the open adapters. */
 import type { Redis } from 'ioredis';
 import type { Database } from './adapters/db/database.ts';
+import type { Metrics } from './adapters/metrics/metrics.ts';
 import type { ChangeNotifier } from './adapters/notify/notifier.ts';
 import type { JobQueue } from './adapters/queue/queue.ts';
 import type { Storage } from './adapters/storage/storage.ts';
@@ -19,6 +20,8 @@ export interface Services {
   notifier: ChangeNotifier;
   /** Final handoff records by `<company_id>:<id>`; they never change, and an erased one is forgotten by every process. */
   handoffCache: FinalRecordCache;
+  /** The Prometheus metrics, when METRICS_PORT is set. */
+  metrics?: Metrics;
   /** Principals by key hash, forgotten on every process when access changes. */
   principalCache: PrincipalCache;
   /** The job queue on the same database: work after an upload runs there, never in the request. */

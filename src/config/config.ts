@@ -28,6 +28,8 @@ export const EnvSchema = Type.Object({
   HANDOFF_SWEEP_INTERVAL: Integer(1, 3600, 60),
   /** Final call-handoff records kept in memory per process, so polls of them cost no query; 0 turns it off. */
   HANDOFF_CACHE_SIZE: Integer(0, 1_000_000, 10_000),
+  /** Port of the Prometheus metrics server (GET /metrics, on HOST); unset: no metrics. 0: any free port. */
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   /** API keys whose principal is kept in memory per process (forgotten on every change); 0 turns it off. */
   AUTH_CACHE_SIZE: Integer(0, 1_000_000, 10_000),
   /** Secret for signing the embedded storage's upload URLs; generated into DATA_DIR when absent. */
@@ -116,6 +118,8 @@ export interface Config {
   handoffSweepIntervalSeconds: number;
   handoffCacheSize: number;
   authCacheSize: number;
+  /** METRICS_PORT: where GET /metrics is served; undefined turns metrics off. */
+  metricsPort: number | undefined;
   storage: {
     backend: 'embedded' | 's3';
     signingSecret: string | undefined;
@@ -241,6 +245,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     handoffSweepIntervalSeconds: e.HANDOFF_SWEEP_INTERVAL,
     handoffCacheSize: e.HANDOFF_CACHE_SIZE,
     authCacheSize: e.AUTH_CACHE_SIZE,
+    metricsPort: e.METRICS_PORT,
     storage: {
       backend: e.STORAGE_BACKEND,
       signingSecret: e.STORAGE_SIGNING_SECRET,

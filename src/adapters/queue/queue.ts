@@ -180,3 +180,20 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
     },
   };
 }
+
+/** Jobs per kind, service-wide, for the metrics: live (queued or running) and dead, and the oldest live one's age. */
+export async function queueDepth(
+  db: Db,
+): Promise<{ kind: string; live: number; dead: number; oldestAgeSeconds: number }[]> {
+  const dead = sql`(${jobs.attempts} >= ${jobs.maxAttempts} and ${jobs.lockedUntil} is null)`;
+  const rows = await db
+    .select({
+      kind: jobs.kind,
+      live: sql<number>`(count(*) filter (where not ${dead}))::int`,
+      dead: sql<number>`(count(*) filter (where ${dead}))::int`,
+      oldest: sql<number>`coalesce(extract(epoch from now() - min(${jobs.createdAt}) filter (where not ${dead})), 0)::float8`,
+    })
+    .from(jobs)
+    .groupBy(jobs.kind);
+  return rows.map((r) => ({ kind: r.kind, live: r.live, dead: r.dead, oldestAgeSeconds: Number(r.oldest) }));
+}

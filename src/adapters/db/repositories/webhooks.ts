@@ -298,3 +298,15 @@ export async function fanOutDeliveries(
   const rows = (result as unknown as { rows: { company_id: string; endpoint_id: string }[] }).rows;
   return rows.map((r) => ({ companyId: r.company_id, endpointId: r.endpoint_id }));
 }
+
+/** Pending deliveries of every company and the oldest one's age in seconds, for the metrics. */
+export async function pendingDeliveryStats(db: Db): Promise<{ pending: number; oldestAgeSeconds: number }> {
+  const [row] = await db
+    .select({
+      pending: sql<number>`count(*)::int`,
+      oldest: sql<number>`coalesce(extract(epoch from now() - min(${webhookDeliveries.createdAt})), 0)::float8`,
+    })
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.status, 'pending'));
+  return { pending: row?.pending ?? 0, oldestAgeSeconds: Number(row?.oldest ?? 0) };
+}

@@ -94,11 +94,17 @@ export const callHandoffRoutes: FastifyPluginAsyncTypebox<{ services: Services }
         reply.raw.once('close', () => gone.abort());
         signal = gone.signal;
       }
-      const handoff = await reader.read(request.principal, request.params.handoff_id, {
-        waitMs,
-        knownVersion: knownVersion(ifNoneMatch, request.params.handoff_id),
-        ...(signal ? { signal } : {}),
-      });
+      const ended = waitMs > 0 ? services.metrics?.longPollStarted() : undefined;
+      let handoff: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        handoff = await reader.read(request.principal, request.params.handoff_id, {
+          waitMs,
+          knownVersion: knownVersion(ifNoneMatch, request.params.handoff_id),
+          ...(signal ? { signal } : {}),
+        });
+      } finally {
+        ended?.();
+      }
       setHandoffHeaders(reply, handoff);
       if (ifNoneMatchMatches(ifNoneMatch, handoffEtag(handoff))) return sendNotModified(reply);
       return handoff.view;

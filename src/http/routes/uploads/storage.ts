@@ -305,6 +305,7 @@ export const storageRoutes: FastifyPluginAsync<{ services: Services; receiver: S
         const { code, ...options } = refusal(outcome);
         return sendS3Error(request, reply, code, options);
       }
+      services.metrics?.uploadBytes(outcome.size);
       const { db } = services.database;
       const recorded = await acceptReceivedObject(
         { db, queue: services.queue, storage: services.storage },
