@@ -116,6 +116,7 @@ for (const backend of BACKENDS) {
         ['GET', `/api/v1/upload/${bUpload.upload_id}`, a.key, undefined],
         ['GET', `/api/v1/calls/${bCallId}`, aRead, undefined],
         ['DELETE', `/api/v1/calls/${bCallId}`, aRead, undefined],
+        ['POST', `/api/v1/calls/${bCallId}/transcribe`, a.key, undefined],
       ];
       let leaks = 0;
       const wrong: string[] = [];

@@ -16,7 +16,7 @@ import type { Interval } from '../src/domain/analysis/figures.ts';
 /** The rate of the set's WAV files. */
 export const SET_SAMPLE_RATE = 16000;
 
-const SENTENCES = [
+export const SENTENCES = [
   'thank you for calling how can I help you today',
   'I would like to check the status of my order',
   'sure I can help with that',
@@ -75,7 +75,7 @@ const VOICES: [string[], string[]] = [
 ];
 
 /** Synthesizes a sentence in a channel's voice, trimmed of silence, as samples at SET_SAMPLE_RATE. */
-function synthesize(cacheDir: string, channel: 0 | 1, text: string): Float32Array {
+export function synthesize(cacheDir: string, channel: 0 | 1, text: string): Float32Array {
   const name = join(cacheDir, `${channel}-${text.replaceAll(' ', '_')}`);
   if (!existsSync(`${name}.raw`)) {
     execFileSync('espeak-ng', [...VOICES[channel], '-w', `${name}.wav`, text]);

@@ -97,6 +97,23 @@ export const EnvSchema = Type.Object({
   UPLOAD_IDLE_TIMEOUT: Integer(1, 3600, 60),
   /** The ffmpeg that decodes recordings for the analysis; by default the build the npm package brings. */
   FFMPEG_PATH: Type.Optional(Type.String({ minLength: 1 })),
+  /** The engine that transcribes recordings: `none` (calls are not transcribed), `pocketsphinx`, `openai`. */
+  TRANSCRIBER: Type.Union(
+    ['none', 'pocketsphinx', 'openai'].map((e) => Type.Literal(e)),
+    { default: 'none' },
+  ),
+  /** The `openai` engine's server: its root or `/v1` (requests go to …/v1/audio/transcriptions). */
+  TRANSCRIBER_URL: Type.Optional(Type.String({ pattern: '^https?://[^/]+' })),
+  /** Bearer key of the `openai` engine's server, when it wants one. */
+  TRANSCRIBER_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  /** The model the `openai` engine asks for. */
+  TRANSCRIBER_MODEL: Type.String({ default: 'whisper-1', minLength: 1 }),
+  /** Engine requests (openai) or recognisers (pocketsphinx) one process runs at once. */
+  TRANSCRIBER_CONCURRENCY: Integer(1, 64, 2),
+  /** Seconds one engine request (or one pocketsphinx run over a channel) may take. */
+  TRANSCRIBER_TIMEOUT: Integer(1, 24 * 3600, 600),
+  /** The largest file one `openai` request carries; longer channels are cut in pauses. */
+  TRANSCRIBER_MAX_BYTES: Integer(65_536, 1024 * 1024 * 1024, 25 * 1024 * 1024),
 });
 
 /** The environment after defaults and conversion. */
@@ -158,6 +175,17 @@ export interface Config {
   };
   /** FFMPEG_PATH, when set. */
   ffmpegPath: string | undefined;
+  /** The transcription engine (decision 29); `none` transcribes nothing. */
+  transcriber: {
+    engine: 'none' | 'pocketsphinx' | 'openai';
+    /** Set whenever the engine is `openai`. */
+    url: string | undefined;
+    apiKey: string | undefined;
+    model: string;
+    concurrency: number;
+    timeoutMs: number;
+    maxBytes: number;
+  };
 }
 
 /** Thrown when the environment does not fit the schema; the message names every bad variable. */
@@ -228,6 +256,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (e.STORAGE_BACKEND === 's3' && !e.S3_BUCKET) {
     throw new ConfigError('invalid configuration:\n  S3_BUCKET: required when STORAGE_BACKEND=s3');
   }
+  if (e.TRANSCRIBER === 'openai' && !e.TRANSCRIBER_URL) {
+    throw new ConfigError('invalid configuration:\n  TRANSCRIBER_URL: required when TRANSCRIBER=openai');
+  }
   const trustProxy = parseTrustProxy(e.TRUST_PROXY ?? '');
   const host = e.HOST;
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
@@ -274,6 +305,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     workerPollIntervalMs: e.WORKER_POLL_INTERVAL,
     workerConcurrency: e.WORKER_CONCURRENCY,
     ffmpegPath: e.FFMPEG_PATH,
+    transcriber: {
+      engine: e.TRANSCRIBER as Config['transcriber']['engine'],
+      url: e.TRANSCRIBER_URL,
+      apiKey: e.TRANSCRIBER_API_KEY,
+      model: e.TRANSCRIBER_MODEL,
+      concurrency: e.TRANSCRIBER_CONCURRENCY,
+      timeoutMs: e.TRANSCRIBER_TIMEOUT * 1000,
+      maxBytes: e.TRANSCRIBER_MAX_BYTES,
+    },
     uploads: {
       sweepIntervalSeconds: e.UPLOAD_SWEEP_INTERVAL,
       expiryGraceSeconds: e.UPLOAD_EXPIRY_GRACE,

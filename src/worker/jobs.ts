@@ -1,10 +1,16 @@
 /** The service's jobs: which handler runs each kind, and the periodic tasks that queue the sweeps. */
 import { findDecoder } from '../adapters/decode/ffmpeg.ts';
 import type { MediaProber } from '../adapters/probe/mediainfo.ts';
+import { transcriberOf } from '../adapters/transcribe/factory.ts';
 import { ANALYZE_CALL_JOB, giveUpAnalysis, runAnalysis } from '../domain/analysis/analysis.ts';
 import { deleteObjects, ERASE_OBJECTS_JOB } from '../domain/calls/erase.ts';
 import { RETENTION_SWEEP_EVERY_MS, RETENTION_SWEEP_JOB, sweepRetention } from '../domain/calls/retention.ts';
 import { PURGE_EVENTS_TASK, purgeExpiredEvents } from '../domain/events/retention.ts';
+import {
+  giveUpTranscription,
+  runTranscription,
+  TRANSCRIBE_CALL_JOB,
+} from '../domain/transcription/transcription.ts';
 import { SWEEP_UPLOADS_JOB, sweepUploads } from '../domain/uploads/sweep.ts';
 import { VERIFY_UPLOAD_JOB } from '../domain/uploads/uploads.ts';
 import { verifyUpload } from '../domain/uploads/verification.ts';
@@ -19,13 +25,18 @@ export function jobHandlers(
   log: Pick<WorkerLog, 'warn'> = { warn() {} },
 ): Record<string, JobHandler> {
   const { database, storage, queue, config } = services;
+  const engine = transcriberOf(config.transcriber);
   return {
     async [VERIFY_UPLOAD_JOB](job) {
       const uploadId = job.payload.uploadId;
       if (!job.companyId || typeof uploadId !== 'number') {
         throw new PermanentJobError('verify job without a company or an upload id');
       }
-      await verifyUpload({ db: database.db, storage, prober, queue }, job.companyId, uploadId);
+      await verifyUpload(
+        { db: database.db, storage, prober, queue, transcribe: engine !== undefined },
+        job.companyId,
+        uploadId,
+      );
     },
     async [ANALYZE_CALL_JOB](job) {
       if (!job.companyId) throw new PermanentJobError('analysis job without a company');
@@ -37,6 +48,20 @@ export function jobHandlers(
       } catch (error) {
         if (!(error instanceof PermanentJobError) && job.attempts >= job.maxAttempts) {
           await giveUpAnalysis(database.db, job.companyId, job.payload, error);
+        }
+        throw error;
+      }
+    },
+    async [TRANSCRIBE_CALL_JOB](job) {
+      if (!job.companyId) throw new PermanentJobError('transcription job without a company');
+      const deps = { db: database.db, storage, decoder: findDecoder(config.ffmpegPath), engine };
+      try {
+        const result = await runTranscription(deps, job.companyId, job.payload);
+        // The failure is recorded on the call; only transient errors (thrown) are retried.
+        if (result.status === 'failed') throw new PermanentJobError(result.reason);
+      } catch (error) {
+        if (!(error instanceof PermanentJobError) && job.attempts >= job.maxAttempts) {
+          await giveUpTranscription(database.db, job.companyId, job.payload, error, engine?.name ?? null);
         }
         throw error;
       }

@@ -150,6 +150,11 @@ export const conversations = pgTable(
     channelMap: text('channel_map').array(),
     /** The transcript segments in the order they were sent, or null when none was sent. */
     transcript: jsonb('transcript'),
+    /**
+     * Who made the transcript: `client` (call/create) or `transcription` (the configured engine). Null
+     * with a transcript means a client's, stored before this column existed.
+     */
+    transcriptSource: text('transcript_source', { enum: ['client', 'transcription'] }),
     /** `created` until started, `live` after call/start, `stopped` after call/stop. */
     state: text('state', { enum: ['created', 'live', 'stopped'] })
       .notNull()
@@ -448,5 +453,36 @@ export const callAnalyses = pgTable(
     }).onDelete('cascade'),
     check('call_analyses_status_check', sql`${t.status} in ('pending', 'ready', 'failed')`),
     check('call_analyses_source_check', sql`${t.source} in ('recording', 'transcript')`),
+  ],
+);
+
+/**
+ * A call's transcription by the configured engine (decision 29), one row per call: pending, ready or failed
+ * with its reason. Each queueing starts a new run; only the latest run's result is stored. The transcript
+ * itself goes to `conversations.transcript`, never over a client's. Erasing the call erases it.
+ */
+export const callTranscriptions = pgTable(
+  'call_transcriptions',
+  {
+    companyId: uuid('company_id').notNull(),
+    conversationUuid: uuid('conversation_uuid').notNull(),
+    status: text('status', { enum: ['pending', 'ready', 'failed'] }).notNull(),
+    reason: text('reason'),
+    /** The transcription queued last: a job stores its result only while the row still carries its run. */
+    runId: uuid('run_id').notNull(),
+    /** The upload transcribed. */
+    uploadId: bigint('upload_id', { mode: 'number' }),
+    /** The engine (and model) that made it, e.g. `pocketsphinx en-us`, for operators and clients. */
+    engine: text('engine'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.companyId, t.conversationUuid] }),
+    foreignKey({
+      columns: [t.companyId, t.conversationUuid],
+      foreignColumns: [conversations.companyId, conversations.id],
+    }).onDelete('cascade'),
+    check('call_transcriptions_status_check', sql`${t.status} in ('pending', 'ready', 'failed')`),
   ],
 );

@@ -81,12 +81,13 @@ export async function createCall(
     speakerSeparation: speaker?.separation ?? 'diarize',
     channelMap: speaker?.channelMap ?? null,
     transcript: transcript ?? null,
+    transcriptSource: transcript ? 'client' : null,
   };
   // On an existing pair only what the request sent changes; start_time does not fall back to now.
   const replace: (keyof ConversationFields)[] = ['productId'];
   if (input.start_time !== undefined) replace.push('startTime');
   if (speaker) replace.push('speakerSeparation', 'channelMap');
-  if (transcript) replace.push('transcript');
+  if (transcript) replace.push('transcript', 'transcriptSource');
 
   let analysisQueued = false;
   const result = await deps.db.transaction(async (tx) => {

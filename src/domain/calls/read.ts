@@ -17,6 +17,7 @@ import { findUserIdsByEmail } from '../../adapters/db/repositories/users.ts';
 import type { Principal } from '../access/principal.ts';
 import { analysisOf, type CallAnalysisView } from '../analysis/analysis.ts';
 import { NotFoundError } from '../errors.ts';
+import { type CallTranscriptionView, transcriptionOf } from '../transcription/transcription.ts';
 import { decodeCursor, encodeCursor, parseTagFilters } from './list-query.ts';
 import { findVisibleCall, visibleAgentOf } from './visibility.ts';
 
@@ -52,12 +53,13 @@ export interface CallUploadView {
   created_at: string;
 }
 
-/** A transcript segment as call/create stored it. */
+/** A transcript segment as call/create or the transcription stored it (`unknown`: a mono recording's speaker). */
 export interface TranscriptSegment {
-  role: 'agent' | 'customer';
+  role: 'agent' | 'customer' | 'unknown';
   text: string;
   start: number;
   stop: number;
+  confidence?: number;
 }
 
 /** One call (decision 24). */
@@ -69,6 +71,8 @@ export interface CallDetail extends CallItem {
   uploads: CallUploadView[];
   handoff_ids: string[];
   analysis: CallAnalysisView | null;
+  /** The call's transcription by the configured engine, or null when none was queued. */
+  transcription: CallTranscriptionView | null;
 }
 
 /** The list's parameters, their shapes checked by the route's schema. */
@@ -177,12 +181,13 @@ function uploadView(u: Awaited<ReturnType<typeof uploadsOfCall>>[number]): CallU
 export async function getVisibleCall(db: Db, principal: Principal, id: string): Promise<CallDetail> {
   const row = await findVisibleCall(db, principal, id);
   const companyId = principal.companyId;
-  const [content, tags, uploads, handoffIds, analysis] = await Promise.all([
+  const [content, tags, uploads, handoffIds, analysis, transcription] = await Promise.all([
     callContent(db, companyId, row.id),
     tagsOfCalls(db, companyId, [row.id]),
     uploadsOfCall(db, companyId, row.id),
     handoffIdsOfCall(db, companyId, row.id),
     analysisOf(db, companyId, row.id),
+    transcriptionOf(db, companyId, row.id),
   ]);
   // Erased between the two reads.
   if (!content) throw new NotFoundError(`call ${id} not found`);
@@ -193,11 +198,12 @@ export async function getVisibleCall(db: Db, principal: Principal, id: string): 
       channel_map: row.channelMap as ('agent' | 'customer')[] | null,
     },
     transcript: content.transcript as TranscriptSegment[] | null,
-    // Only clients send transcripts so far; the transcription issue adds the other source.
-    transcript_source: content.transcript === null ? null : 'client',
+    // A transcript stored before sources were recorded was a client's.
+    transcript_source: content.transcript === null ? null : (content.transcriptSource ?? 'client'),
     metadata: content.metadata,
     uploads: uploads.map(uploadView),
     handoff_ids: handoffIds,
     analysis,
+    transcription,
   };
 }

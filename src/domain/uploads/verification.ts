@@ -16,6 +16,7 @@ import type { JobQueue } from '../../adapters/queue/queue.ts';
 import type { Storage } from '../../adapters/storage/storage.ts';
 import { queueRecordingAnalysis } from '../analysis/analysis.ts';
 import { callRef, recordEvent } from '../events/record.ts';
+import { queueTranscription } from '../transcription/transcription.ts';
 import { mediaTypeOf, videoContainerFor } from './media-types.ts';
 import { MAX_UPLOAD_BYTES, type MediaFindings } from './uploads.ts';
 
@@ -26,6 +27,8 @@ export interface VerificationDeps {
   prober: MediaProber;
   /** Where the analysis of a ready recording is queued. */
   queue: JobQueue;
+  /** Whether an engine is configured: a ready recording of a call without a client transcript is then transcribed. */
+  transcribe?: boolean;
 }
 
 /** The findings shown to clients, from what the probe found. */
@@ -142,6 +145,9 @@ export async function verifyUpload(
       if (!(await recordVerdict(tx, companyId, uploadId, upload.updatedAt, verdict))) return false;
       if (verdict.status === 'ready') {
         await queueRecordingAnalysis(tx, deps.queue, companyId, upload.conversationUuid, uploadId);
+        if (deps.transcribe) {
+          await queueTranscription(tx, deps.queue, companyId, upload.conversationUuid, uploadId);
+        }
       }
       const ref = await callRef(tx, companyId, upload.conversationUuid);
       await recordEvent(tx, companyId, verdict.status === 'ready' ? 'upload.ready' : 'upload.rejected', {

@@ -347,6 +347,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/calls/{id}/transcribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transcribe the call’s recording again with the configured engine
+         * @description Needs an API key with the `calls` scope.
+         *
+         *     Queues a transcription of the call’s latest ready recording (202); its progress is the call’s `transcription` and its end a `transcript.ready` event. The result becomes the call’s transcript with `transcript_source: "transcription"`. 409 when no engine is configured (TRANSCRIBER=none), when the client sent the call’s transcript (it always wins and is never overwritten), or when the call has no ready recording. A call the key may not see: 404.
+         */
+        post: operations["transcribeCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/call-handoff/{handoff_id}": {
         parameters: {
             query?: never;
@@ -2551,7 +2573,8 @@ export interface operations {
                      *             "stop": 17.5
                      *           }
                      *         ]
-                     *       }
+                     *       },
+                     *       "transcription": null
                      *     }
                      */
                     "application/json": {
@@ -2604,16 +2627,18 @@ export interface operations {
                         };
                         transcript: {
                             /**
-                             * @description Who speaks.
+                             * @description Who speaks; `unknown` only in a transcription of a mono recording.
                              * @enum {unknown}
                              */
-                            role: "agent" | "customer";
+                            role: "agent" | "customer" | "unknown";
                             /** @description Spoken text. */
                             text: string;
-                            /** @description Offset of the segment start; not negative. */
+                            /** @description Offset of the segment start, in seconds for a transcription. */
                             start: number;
-                            /** @description Offset of the segment end; not less than start. */
+                            /** @description Offset of the segment end. */
                             stop: number;
+                            /** @description The engine’s confidence, where it gives one. */
+                            confidence?: number;
                         }[] | null;
                         /** @description `client` when the client sent the transcript; `transcription` when the service made it. */
                         transcript_source: ("client" | "transcription") | null;
@@ -2678,6 +2703,22 @@ export interface operations {
                                 start: number;
                                 stop: number;
                             }[] | null;
+                        } | null;
+                        /** @description Extension. The transcription of the recording by the configured engine (TRANSCRIBER): pending, ready (the transcript, `transcript_source: "transcription"`) or failed with its reason; null when none was queued (no engine, no ready recording, or a client transcript). */
+                        transcription: {
+                            /** @enum {unknown} */
+                            status: "pending" | "ready" | "failed";
+                            /** @description Why it failed (the engine’s error, or a client transcript that wins); null otherwise. */
+                            reason: string | null;
+                            /** @description The engine that made it, e.g. `pocketsphinx en-us` or `openai whisper-1`. */
+                            engine: string | null;
+                            /** @description The upload transcribed. */
+                            upload_id: number | null;
+                            /**
+                             * Format: date-time
+                             * @description When the status last changed (ISO 8601, UTC).
+                             */
+                            updated_at: string;
                         } | null;
                     };
                 };
@@ -3019,6 +3060,158 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "tags[0].type: must be one of \"string\", \"integer\", \"boolean\""
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    transcribeCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The call’s `id`, as the list or an event shows it. Any other value: 404.
+                 * @example 5b0f9f2e-8d0c-4d0e-9b7a-2f1c3d4e5f60
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "pending",
+                     *       "upload_id": 42
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description The call’s `transcription.status` from now on.
+                         * @enum {string}
+                         */
+                        status: "pending";
+                        /** @description The upload that will be transcribed: the latest ready one. */
+                        upload_id: number;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "conflict"
                      *     }
                      */
                     "application/json": {

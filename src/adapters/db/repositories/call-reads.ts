@@ -211,12 +211,29 @@ export async function callContent(
   db: Db,
   companyId: string,
   id: string,
-): Promise<{ transcript: unknown[] | null; metadata: Record<string, unknown> } | undefined> {
+): Promise<
+  | {
+      transcript: unknown[] | null;
+      transcriptSource: 'client' | 'transcription' | null;
+      metadata: Record<string, unknown>;
+    }
+  | undefined
+> {
   const [row] = await db
-    .select({ transcript: conversations.transcript, metadata: conversations.metadata })
+    .select({
+      transcript: conversations.transcript,
+      transcriptSource: conversations.transcriptSource,
+      metadata: conversations.metadata,
+    })
     .from(conversations)
     .where(and(eq(conversations.companyId, companyId), eq(conversations.id, id)));
-  return row as { transcript: unknown[] | null; metadata: Record<string, unknown> } | undefined;
+  return row as
+    | {
+        transcript: unknown[] | null;
+        transcriptSource: 'client' | 'transcription' | null;
+        metadata: Record<string, unknown>;
+      }
+    | undefined;
 }
 
 /** An upload of a call as GET one shows it. */

@@ -13,6 +13,8 @@ export interface ConversationFields {
   speakerSeparation: 'diarize' | 'channels';
   channelMap: string[] | null;
   transcript: unknown[] | null;
+  /** `client` whenever the request sent a transcript: a client's transcript replaces a transcription's. */
+  transcriptSource: 'client' | null;
 }
 
 /** The pair that identifies a conversation within a company. */

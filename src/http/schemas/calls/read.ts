@@ -7,7 +7,6 @@ import { Type } from 'typebox';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../../domain/calls/read.ts';
 import { TAG_TYPES } from '../../../domain/calls/tags.ts';
 import { ANALYSIS_EXAMPLE, CallAnalysis } from '../analysis/analysis.ts';
-import { Segment } from './create.ts';
 
 const UPLOAD_STATUSES = ['pending', 'uploaded', 'ready', 'rejected', 'expired'] as const;
 const STATES = ['created', 'live', 'stopped'] as const;
@@ -189,6 +188,41 @@ const UploadView = Type.Object(
   { additionalProperties: false },
 );
 
+/** A segment as stored: sent by the client, or made by the transcription (with `unknown` and `confidence`). */
+const StoredSegment = Type.Object(
+  {
+    role: Type.Enum(['agent', 'customer', 'unknown'], {
+      description: 'Who speaks; `unknown` only in a transcription of a mono recording.',
+    }),
+    text: Type.String({ description: 'Spoken text.' }),
+    start: Type.Number({
+      minimum: 0,
+      description: 'Offset of the segment start, in seconds for a transcription.',
+    }),
+    stop: Type.Number({ minimum: 0, description: 'Offset of the segment end.' }),
+    confidence: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1, description: 'The engine’s confidence, where it gives one.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The call's transcription by the configured engine (decision 29). */
+export const CallTranscription = Type.Object(
+  {
+    status: Type.Enum(['pending', 'ready', 'failed']),
+    reason: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why it failed (the engine’s error, or a client transcript that wins); null otherwise.',
+    }),
+    engine: Type.Union([Type.String(), Type.Null()], {
+      description: 'The engine that made it, e.g. `pocketsphinx en-us` or `openai whisper-1`.',
+    }),
+    upload_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The upload transcribed.' }),
+    updated_at: Iso('When the status last changed'),
+  },
+  { additionalProperties: false, 'x-extension': true },
+);
+
 /** One call (decision 24). */
 export const CallDetailResponse = Type.Object(
   {
@@ -200,7 +234,7 @@ export const CallDetailResponse = Type.Object(
       },
       { additionalProperties: false },
     ),
-    transcript: Type.Union([Type.Array(Segment), Type.Null()]),
+    transcript: Type.Union([Type.Array(StoredSegment), Type.Null()]),
     transcript_source: Type.Union([Type.Enum(['client', 'transcription']), Type.Null()], {
       description: '`client` when the client sent the transcript; `transcription` when the service made it.',
     }),
@@ -210,6 +244,13 @@ export const CallDetailResponse = Type.Object(
     analysis: Type.Union([CallAnalysis, Type.Null()], {
       description:
         'The call’s analysis, or null when none was ever made (no ready recording, no transcript with times).',
+    }),
+    transcription: Type.Union([CallTranscription, Type.Null()], {
+      description:
+        'Extension. The transcription of the recording by the configured engine (TRANSCRIBER): pending, ' +
+        'ready (the transcript, `transcript_source: "transcription"`) or failed with its reason; null when ' +
+        'none was queued (no engine, no ready recording, or a client transcript).',
+      'x-extension': true,
     }),
   },
   {
@@ -236,6 +277,7 @@ export const CallDetailResponse = Type.Object(
         ],
         handoff_ids: ['9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a'],
         analysis: ANALYSIS_EXAMPLE,
+        transcription: null,
       },
     ],
   },
