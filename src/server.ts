@@ -99,6 +99,7 @@ export function bootstrapBanner(result: BootstrapResult, publicUrl: string): str
     `  API key:    ${result.key}`,
     'This key is shown once. Try:',
     `  curl -H "Authorization: Bearer ${result.key}" ${publicUrl}/api/v1/product/list`,
+    `or open ${publicUrl}/app/ in a browser and paste the key.`,
     '',
   ].join('\n');
 }

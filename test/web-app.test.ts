@@ -16,9 +16,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
+import Fastify from 'fastify';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { type LabelledCall, makeLabelledCall } from '../scripts/analysis-set.ts';
-import { APP_DIST } from '../src/http/routes/web-app.ts';
+import { loadConfig } from '../src/config/config.ts';
+import { APP_DIST, webAppRoutes } from '../src/http/routes/web-app.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import type { Harness } from './helpers/harness.ts';
 import { startListening } from './helpers/listening.ts';
@@ -34,6 +36,21 @@ const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.mi
 const WAIT = { timeout: 30_000 };
 
 describe('the built web app', () => {
+  it('answers a page that says how to build it when its files are missing', async () => {
+    const empty = await mkdtemp(join(tmpdir(), 'cqs-no-app-'));
+    const app = Fastify();
+    try {
+      await app.register(webAppRoutes, { config: loadConfig({}), dist: empty });
+      const res = await app.inject({ method: 'GET', url: '/app/' });
+      assert.equal(res.statusCode, 503);
+      assert.match(res.body, /npm run app:build/);
+      assert.match(String(res.headers['content-security-policy']), /default-src 'none'/);
+    } finally {
+      await app.close();
+      await rm(empty, { recursive: true, force: true });
+    }
+  });
+
   it('exists after install and its first load is at most 150 KB of JavaScript gzipped', () => {
     const index = readFileSync(join(APP_DIST, 'index.html'), 'utf8');
     const scripts = [...index.matchAll(/(?:src|href)="\/app\/(assets\/[^"]+\.js)"/g)].map(
@@ -226,6 +243,14 @@ describe('the web app in a browser', { skip: missing }, () => {
       await page.goto(`${baseUrl}/app/?media=ready`);
       await page.waitForFunction(rowCount, 1, WAIT);
       assert.equal(await page.getByLabel('Media').inputValue(), 'ready');
+      // Paging with the cursor: three a page (the page size is in the URL too), "Load more" appends.
+      await page.goto(`${baseUrl}/app/?limit=3`);
+      await page.waitForFunction(rowCount, 3, WAIT);
+      await page.getByRole('button', { name: 'Load more' }).click();
+      await page.waitForFunction(rowCount, 6, WAIT);
+      await page.getByRole('button', { name: 'Load more' }).click();
+      await page.getByText('7 calls, all shown.').waitFor(WAIT);
+      assert.equal(await page.getByRole('button', { name: 'Load more' }).count(), 0);
       await page.goto(`${baseUrl}/app/`);
       await page.locator('table.calls tbody tr').nth(6).waitFor(WAIT);
 

@@ -86,7 +86,7 @@ function loadFiles(dir: string): Map<string, StaticFile> {
 const NOT_BUILT = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Web app not built</title></head>
 <body><h1>The web app is not built</h1>
-<p>Its files are made at <code>npm install</code>; to make them now: <code>npm run build -w @cqs/app</code>, then restart.</p>
+<p>Its files are made at <code>npm install</code>; to make them now: <code>npm run app:build</code>, then restart the service.</p>
 </body></html>
 `;
 

@@ -27,6 +27,7 @@ export function filtersOf(search: string): CallFilters {
     media: text('media'),
     start_time_gte: number('start_time_gte'),
     start_time_lt: number('start_time_lt'),
+    limit: number('limit'),
     tag: params.getAll('tag').filter(Boolean),
   };
   for (const [k, v] of Object.entries(filters)) {
@@ -67,7 +68,7 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
     const mine = ++generation.current;
     setLoad({ status: 'loading' });
     try {
-      const page = await listCalls({ ...filters, limit: PAGE_SIZE }, next);
+      const page = await listCalls({ limit: PAGE_SIZE, ...filters }, next);
       if (mine !== generation.current) return;
       setCalls((old) => (replace ? page.calls : [...old, ...page.calls]));
       setCursor(page.next_cursor);
@@ -98,6 +99,7 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
       media: get('media') || undefined,
       start_time_gte: fromLocalInput(get('from')),
       start_time_lt: fromLocalInput(get('to')),
+      limit: filters.limit,
       tag: get('tag')
         .split(/[\s,]+/)
         .filter(Boolean),

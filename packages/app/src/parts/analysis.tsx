@@ -20,6 +20,8 @@ function Timeline(props: { analysis: Analysis; time: number; onSeek: (s: number)
             class="timeline-track"
             aria-label={`${role} speech: ${speech.filter((s) => s.role === role).length} stretches; click to seek`}
             onClick={(event) => {
+              // A key press has no position (detail 0): it should not jump to the start.
+              if (event.detail === 0) return;
               const rect = (event.currentTarget as HTMLElement).getBoundingClientRect();
               props.onSeek(((event.clientX - rect.left) / rect.width) * duration);
             }}
