@@ -59,6 +59,12 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [error, setError] = useState<string | null>(null);
   const player = usePlayer();
+  // Focus moves to the call's heading when it shows, so a screen reader announces the new page.
+  const heading = useRef<HTMLHeadingElement>(null);
+  const shown = loaded !== null;
+  useEffect(() => {
+    if (shown) heading.current?.focus();
+  }, [shown]);
 
   const load = async () => {
     try {
@@ -108,7 +114,7 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
           ← Calls
         </a>
       </p>
-      <h1 id="call-title">
+      <h1 id="call-title" ref={heading} tabIndex={-1}>
         Call <span class="mono">{call.conversation_id}</span>
       </h1>
       <p class="summary">

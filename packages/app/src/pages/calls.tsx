@@ -83,6 +83,7 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
   // A new set of filters starts the list again from its first page.
   useEffect(() => {
     sessionStorage.setItem('cqs.lastList', filterKey ? `?${filterKey}` : '');
+    document.title = 'Calls · Call Quality Service';
     setCalls([]);
     setCursor(null);
     void fetchPage(null, true);
@@ -227,7 +228,9 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
       )}
       {load.status === 'done' && calls.length === 0 && (
         <p class="empty" role="status">
-          No calls match these filters.
+          {filterKey
+            ? 'No calls match these filters.'
+            : 'No calls yet: they arrive through the API (call/create, or cqs calls upload).'}
         </p>
       )}
       {cursor && load.status !== 'loading' && (
