@@ -100,6 +100,11 @@ export async function startHarness(
     PUBLIC_URL: 'http://127.0.0.1:8080',
     CQS_BOOTSTRAP: 'false',
     WORKER: 'false',
+    // The service's own limits (2 s to get a pooled connection, 3 s a statement) are for production; a test
+    // on a loaded CI machine may wait longer than that for its turn, which is not what it tests. Tests of
+    // those limits set them explicitly.
+    DB_CONNECT_TIMEOUT: '30',
+    DB_STATEMENT_TIMEOUT: '60',
     ...(pgDb ? { DATABASE_URL: pgDb.url } : {}),
     ...env,
   });
