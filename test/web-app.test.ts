@@ -296,6 +296,24 @@ describe('the web app in a browser', { skip: missing }, () => {
         WAIT,
       );
       await page.evaluate('document.querySelector("audio").pause()');
+
+      // A refused signed URL (as an expired one is: 403) makes the app ask for a new one and carry on from
+      // the same place: here the URL is spoiled by hand, which the storage refuses the same way.
+      const before = (await page.evaluate(
+        '(() => { const a = document.querySelector("audio"); const at = a.currentTime; a.src = a.src + "0"; return { src: a.src, at }; })()',
+      )) as { src: string; at: number };
+      await page.waitForFunction(
+        (b) => {
+          const a = document.querySelector('audio') as unknown as {
+            src: string;
+            readyState: number;
+            currentTime: number;
+          };
+          return a.src !== b.src && a.readyState >= 1 && Math.abs(a.currentTime - b.at) < 0.5;
+        },
+        before,
+        WAIT,
+      );
       if (shots) await page.screenshot({ path: join(shots, 'app-call.png'), fullPage: true });
 
       // Add a tag (this key has `calls`): it shows, and the API has it.

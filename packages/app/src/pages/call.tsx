@@ -66,13 +66,30 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
     if (shown) heading.current?.focus();
   }, [shown]);
 
+  // The player's source: the signed URL, asked again when the element fails on an expired one.
+  const [audioSrc, setAudioSrc] = useState<string | null>(null);
+  const resumeAt = useRef<number | null>(null);
+  const lastRefresh = useRef(0);
+  const linkRef = useRef<RecordingLink | null>(null);
+  // Where the player was while it had a resource (a new source resets currentTime to 0 before failing).
+  const lastPosition = useRef(0);
+  const onAudioTime = (event: Event) => {
+    const el = event.currentTarget as HTMLAudioElement;
+    if (el.readyState >= 1) lastPosition.current = el.currentTime;
+  };
+
   const load = async () => {
     try {
       const call = await getCall(id);
-      // The signed URL is asked only when there is a ready recording.
+      // The signed URL is asked only when there is a ready recording, and once (a reload of the call
+      // after tagging keeps it).
       const ready = call.uploads.some((u) => u.status === 'ready');
-      const link = ready ? await recordingLink(id) : null;
-      setLoaded((old) => ({ call, link: old?.link ?? link }));
+      if (ready && !linkRef.current) {
+        linkRef.current = await recordingLink(id);
+        setAudioSrc(linkRef.current?.url ?? null);
+      }
+      const link = linkRef.current;
+      setLoaded({ call, link });
       document.title = `Call ${call.conversation_id} · Call Quality Service`;
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) return onSignedOut();
@@ -84,6 +101,23 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
   useEffect(() => {
     void load();
   }, [id]);
+
+  // A signed URL is valid for minutes; a reviewer may pause longer. When the element fails (an expired or
+  // refused URL answers 403), ask for a new one (at most every 5 s) and go on from the same place.
+  const onAudioError = async () => {
+    if (Date.now() - lastRefresh.current < 5000) return;
+    lastRefresh.current = Date.now();
+    resumeAt.current = lastPosition.current;
+    const fresh = await recordingLink(id).catch(() => null);
+    if (fresh) setAudioSrc(fresh.url);
+  };
+  const onAudioMetadata = () => {
+    const el = player.audio.current;
+    if (el && resumeAt.current !== null) {
+      el.currentTime = resumeAt.current;
+      resumeAt.current = null;
+    }
+  };
 
   if (error)
     return (
@@ -128,7 +162,17 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
           {link ? (
             <>
               {/* biome-ignore lint/a11y/useMediaCaption: the transcript beside the player is the text of the call */}
-              <audio ref={player.audio} src={link.url} controls preload="metadata" class="audio" />
+              <audio
+                ref={player.audio}
+                src={audioSrc ?? link.url}
+                controls
+                preload="metadata"
+                class="audio"
+                onError={onAudioError}
+                onLoadedMetadata={onAudioMetadata}
+                onTimeUpdate={onAudioTime}
+                onSeeked={onAudioTime}
+              />
               <Waveform
                 url={link.url}
                 size={link.size}
