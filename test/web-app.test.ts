@@ -52,6 +52,10 @@ describe('the built web app', () => {
   });
 
   it('exists after install and its first load is at most 150 KB of JavaScript gzipped', () => {
+    assert.ok(
+      existsSync(join(APP_DIST, 'index.html')),
+      `${APP_DIST} has no build: npm install runs it (prepare of @cqs/app), or npm run app:build`,
+    );
     const index = readFileSync(join(APP_DIST, 'index.html'), 'utf8');
     const scripts = [...index.matchAll(/(?:src|href)="\/app\/(assets\/[^"]+\.js)"/g)].map(
       (m) => m[1] as string,
