@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MAX_METADATA_KEYS } from '../src/domain/limits.ts';
+import { MAX_METADATA_KEYS, MAX_METADATA_KEYS_IN_ALL } from '../src/domain/limits.ts';
 import { isNumberKept, MAX_JSON_DEPTH, scanJson } from '../src/http/json-body.ts';
 import { footprint, NOTHING } from './helpers/calls.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
@@ -50,6 +50,20 @@ describe('the JSON scan', () => {
   });
 
   it('names the field of a refused number or nesting, and ignores brackets and digits in strings', () => {
+    const members = (n: number) => Array.from({ length: n }, (_, i) => `"k${i}":1`).join(',');
+    assert.equal(scanJson(`{"metadata":{${members(MAX_METADATA_KEYS)}}}`), undefined);
+    assert.deepEqual(scanJson(`{"metadata":{${members(MAX_METADATA_KEYS + 1)}}}`), {
+      field: 'metadata',
+      message: `more than ${MAX_METADATA_KEYS} top-level keys`,
+    });
+    // Escaped key names are the same key; other fields and nested "metadata" keys are not counted.
+    assert.equal(scanJson(`{"metad\\u0061ta":{${members(MAX_METADATA_KEYS + 1)}}}`)?.field, 'metadata');
+    assert.equal(scanJson(`{"other":{${members(MAX_METADATA_KEYS + 1)}}}`), undefined);
+    assert.equal(scanJson(`{"x":{"metadata":{${members(MAX_METADATA_KEYS + 1)}}}}`), undefined);
+    assert.equal(
+      scanJson(`{"metadata":{"a":{${members(MAX_METADATA_KEYS_IN_ALL)}}}}`)?.message,
+      `more than ${MAX_METADATA_KEYS_IN_ALL} keys at all depths`,
+    );
     assert.deepEqual(scanJson('{"metadata":{"x":[1,2,{"big":1e400}]}}'), {
       field: 'metadata.x[2].big',
       message: 'the number 1e400 cannot be stored exactly (send it as a string)',
@@ -204,6 +218,23 @@ for (const backend of BACKENDS) {
         body: { ...call, metadata: keys(1, 1, 'extra') },
       });
       assert.equal(stop.statusCode, 422, stop.body.slice(0, 200));
+    });
+
+    it(`refuses more than ${MAX_METADATA_KEYS_IN_ALL} metadata keys at all depths, in the scan, before validation`, async () => {
+      const c = await h.company();
+      const { id } = await createRecord(h, c, { metadata: { keep: 'me' } });
+      const nestedKeys = (n: number) => ({ a: keys(n - 1, 1) });
+      const fits = await patchRecord(h, c, id, nestedKeys(MAX_METADATA_KEYS_IN_ALL));
+      assert.equal(fits.statusCode, 200, fits.body.slice(0, 200));
+      const over = await patchRecord(h, c, id, nestedKeys(MAX_METADATA_KEYS_IN_ALL + 1));
+      assert.equal(over.statusCode, 422, over.body.slice(0, 200));
+      assert.equal(over.json().error, `metadata: more than ${MAX_METADATA_KEYS_IN_ALL} keys at all depths`);
+      // The probe's body: 300,000 top-level keys set to null, refused by the count, not by the schema.
+      const wide = await patchRecord(h, c, id, keys(300_000, null));
+      assert.equal(wide.statusCode, 422);
+      assert.equal(wide.json().error, `metadata: more than ${MAX_METADATA_KEYS} top-level keys`);
+      const read = await h.request({ method: 'GET', url: `/api/v1/call-handoff/${id}`, key: c.key });
+      assert.deepEqual(Object.keys(read.json().metadata).sort(), ['a', 'keep']);
     });
 
     it('removes the most keys one request may remove while /healthz keeps answering', async () => {

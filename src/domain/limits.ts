@@ -5,3 +5,9 @@
  * record). The database's `*_metadata_keys` check constraints (migration 0006) hold the same number.
  */
 export const MAX_METADATA_KEYS = 1000;
+
+/**
+ * Keys a request's `metadata` may hold at every depth together. Without it a body within BODY_LIMIT could
+ * carry 300,000 nested keys, which the embedded database merges for minutes in the service's own process.
+ */
+export const MAX_METADATA_KEYS_IN_ALL = 10_000;

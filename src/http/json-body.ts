@@ -4,10 +4,14 @@
  * - nesting deeper than MAX_JSON_DEPTH (deeper values would overflow the stack of whatever walks them
  *   later: serialization, validation, the database driver);
  * - numbers that a JavaScript number cannot keep as sent (1e400 → Infinity, 1e-400 → 0, -0, 2^53 + 1,
- *   more significant digits than a double holds), which parsing would otherwise change silently.
+ *   more significant digits than a double holds), which parsing would otherwise change silently;
+ * - a top-level `metadata` object with more than MAX_METADATA_KEYS keys, or MAX_METADATA_KEYS_IN_ALL at
+ *   every depth: counted here, in the same pass, because the schema's validation of 300,000 keys (before
+ *   its own maxProperties could refuse them) held the event loop for seconds.
  * Everything else is Fastify's own parser (prototype-poisoning checks included).
  */
 import type { FastifyInstance } from 'fastify';
+import { MAX_METADATA_KEYS, MAX_METADATA_KEYS_IN_ALL } from '../domain/limits.ts';
 
 /** The deepest nesting of objects and arrays a JSON request body may have (the body itself is level 1). */
 export const MAX_JSON_DEPTH = 32;
@@ -71,6 +75,16 @@ function fieldOf(text: string, stack: Frame[]): string {
   return out || 'body';
 }
 
+/** The key of an object frame as parsed (escapes resolved), or undefined. */
+function keyText(text: string, frame: Frame): string | undefined {
+  if (frame.keyStart < 0) return undefined;
+  try {
+    return JSON.parse(text.slice(frame.keyStart, frame.keyEnd)) as string;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Scans JSON text for nesting deeper than `maxDepth` and for numbers parsing would change; returns the
  * first problem, or undefined. Malformed text is not judged here: the parser refuses it after.
@@ -78,6 +92,10 @@ function fieldOf(text: string, stack: Frame[]): string {
 export function scanJson(text: string, maxDepth = MAX_JSON_DEPTH): JsonProblem | undefined {
   const stack: Frame[] = [];
   let expectKey = false;
+  /** Stack depth of the top-level `metadata` object while the scan is inside it, else 0. */
+  let metadataDepth = 0;
+  let metadataTopKeys = 0;
+  let metadataKeys = 0;
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -97,6 +115,16 @@ export function scanJson(text: string, maxDepth = MAX_JSON_DEPTH): JsonProblem |
         top.keyStart = i;
         top.keyEnd = end;
         expectKey = false;
+        if (metadataDepth > 0) {
+          metadataKeys++;
+          if (stack.length === metadataDepth) metadataTopKeys++;
+          if (metadataTopKeys > MAX_METADATA_KEYS) {
+            return { field: 'metadata', message: `more than ${MAX_METADATA_KEYS} top-level keys` };
+          }
+          if (metadataKeys > MAX_METADATA_KEYS_IN_ALL) {
+            return { field: 'metadata', message: `more than ${MAX_METADATA_KEYS_IN_ALL} keys at all depths` };
+          }
+        }
       }
       i = end;
       continue;
@@ -106,12 +134,19 @@ export function scanJson(text: string, maxDepth = MAX_JSON_DEPTH): JsonProblem |
         return { field: fieldOf(text, stack), message: `nested deeper than ${maxDepth} levels` };
       }
       const array = c === 0x5b;
+      const parent = stack[0];
+      if (!array && stack.length === 1 && parent && !parent.array && keyText(text, parent) === 'metadata') {
+        metadataDepth = 2;
+        metadataTopKeys = 0;
+        metadataKeys = 0;
+      }
       stack.push({ array, index: 0, keyStart: -1, keyEnd: -1 });
       expectKey = !array;
       i++;
       continue;
     }
     if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      if (stack.length === metadataDepth) metadataDepth = 0;
       stack.pop();
       expectKey = false;
       i++;
