@@ -58,7 +58,7 @@ export interface LabelledCall {
 }
 
 /** A small seeded PRNG (mulberry32), so a seed makes the same set everywhere. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -80,7 +80,10 @@ export function synthesize(cacheDir: string, channel: 0 | 1, text: string): Floa
   if (!existsSync(`${name}.raw`)) {
     execFileSync('espeak-ng', [...VOICES[channel], '-w', `${name}.wav`, text]);
     // Trim leading and trailing silence: the placed interval is then the speech itself.
+    // -R: sox seeds its dither with a fixed number, so the same text makes the same samples on every run
+    // (the recognisers of the transcription tests answer differently to different dither noise).
     execFileSync('sox', [
+      '-R',
       `${name}.wav`,
       '-r',
       String(SET_SAMPLE_RATE),
@@ -111,7 +114,7 @@ export function synthesize(cacheDir: string, channel: 0 | 1, text: string): Floa
 }
 
 /** Pink noise (Paul Kellet's filter over white noise), power normalised to 1. */
-function pinkNoise(length: number, next: () => number): Float32Array {
+export function pinkNoise(length: number, next: () => number): Float32Array {
   const out = new Float32Array(length);
   let b0 = 0;
   let b1 = 0;

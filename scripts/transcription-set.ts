@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { wavHeader } from '../src/adapters/transcribe/wav.ts';
-import { SET_SAMPLE_RATE, synthesize } from './analysis-set.ts';
+import { pinkNoise, random, SET_SAMPLE_RATE, synthesize } from './analysis-set.ts';
 
 /** A sentence to place: on which channel (0 left, 1 right) and where it starts, in seconds. */
 export interface Placement {
@@ -25,7 +25,7 @@ export function placeSpeech(
   dir: string,
   name: string,
   placements: readonly Placement[],
-  options: { channels: 1 | 2; tailS?: number } = { channels: 2 },
+  options: { channels: 1 | 2; tailS?: number; snrDb?: number } = { channels: 2 },
 ): { path: string; durationS: number; placed: PlacedSpeech[] } {
   const cache = join(dir, 'utterances');
   mkdirSync(cache, { recursive: true });
@@ -47,6 +47,20 @@ export function placeSpeech(
       );
     }
   });
+  if (options.snrDb !== undefined) {
+    // Seeded pink noise under everything, at snrDb below the speech's power: lines are never digitally silent.
+    let power = 0;
+    let count = 0;
+    for (const clip of clips) {
+      for (const x of clip) power += (x * 0.8 * 32767) ** 2;
+      count += clip.length;
+    }
+    const rms = Math.sqrt(power / Math.max(1, count) / 10 ** (options.snrDb / 10));
+    const noise = pinkNoise(pcm.length, random(5));
+    for (let i = 0; i < pcm.length; i++) {
+      pcm[i] = Math.max(-32768, Math.min(32767, Math.round((pcm[i] as number) + (noise[i] as number) * rms)));
+    }
+  }
   const path = join(dir, `${name}.wav`);
   writeFileSync(path, Buffer.concat([wavHeader(length, channels, SET_SAMPLE_RATE), Buffer.from(pcm.buffer)]));
   return { path, durationS: length / SET_SAMPLE_RATE, placed };

@@ -29,8 +29,8 @@ const SCRIPT = [
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'cqs-transcription-'));
-  stereo = placeSpeech(dir, 'stereo', SCRIPT, { channels: 2 });
-  mono = placeSpeech(dir, 'mono', SCRIPT.slice(0, 2), { channels: 1 });
+  stereo = placeSpeech(dir, 'stereo', SCRIPT, { channels: 2, snrDb: 30 });
+  mono = placeSpeech(dir, 'mono', SCRIPT.slice(0, 2), { channels: 1, snrDb: 30 });
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });

@@ -119,7 +119,7 @@ export interface TranscriptionDeps {
 export type TranscriptionResult = { status: 'ready' | 'superseded' } | { status: 'failed'; reason: string };
 
 /** Decodes the recording into one 16 kHz WAV per channel in `dir`, and finds the speech in each. */
-async function decodeChannels(
+export async function decodeChannels(
   decoder: Decoder,
   reader: Parameters<typeof decodePcm>[1],
   container: string | null,
