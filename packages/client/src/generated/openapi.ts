@@ -1446,7 +1446,7 @@ export interface operations {
                      */
                     agent_email: string;
                     /**
-                     * @description Any JSON object; its top-level keys are merged into the call’s metadata (a key sent replaces the stored value of that key). At most 1000 top-level keys (per request and per stored record) and nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
+                     * @description Any JSON object; its top-level keys are merged into the call’s metadata (a key sent replaces the stored value of that key). At most 1000 top-level keys (per request and per stored record) and 10000 keys at all depths per request, nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
                      * @example {
                      *       "queue": "billing",
                      *       "ivr_path": [
@@ -1652,7 +1652,7 @@ export interface operations {
                      */
                     agent_email: string;
                     /**
-                     * @description Any JSON object; its top-level keys are merged into the call’s metadata (a key sent replaces the stored value of that key). At most 1000 top-level keys (per request and per stored record) and nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
+                     * @description Any JSON object; its top-level keys are merged into the call’s metadata (a key sent replaces the stored value of that key). At most 1000 top-level keys (per request and per stored record) and 10000 keys at all depths per request, nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
                      * @example {
                      *       "queue": "billing",
                      *       "ivr_path": [
@@ -3474,7 +3474,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Top-level keys to set; a key whose value is null is removed. Nested objects are replaced. At most 1000 top-level keys (per request and per stored record) and nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422). */
+                    /** @description Top-level keys to set; a key whose value is null is removed. Nested objects are replaced. At most 1000 top-level keys (per request and per stored record) and 10000 keys at all depths per request, nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422). */
                     metadata: {
                         [key: string]: unknown;
                     };
@@ -3714,7 +3714,7 @@ export interface operations {
                  */
                 "application/json": {
                     /**
-                     * @description Key/value data collected during the call. Any JSON object. At most 1000 top-level keys (per request and per stored record) and nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
+                     * @description Key/value data collected during the call. Any JSON object. At most 1000 top-level keys (per request and per stored record) and 10000 keys at all depths per request, nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
                      * @example {
                      *       "intent": "billing",
                      *       "customer_tier": "gold"
@@ -3968,7 +3968,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description A last merge, as PATCH, applied in the same statement that finalizes. At most 1000 top-level keys (per request and per stored record) and nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422). */
+                    /** @description A last merge, as PATCH, applied in the same statement that finalizes. At most 1000 top-level keys (per request and per stored record) and 10000 keys at all depths per request, nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422). */
                     metadata?: {
                         [key: string]: unknown;
                     };
