@@ -11,6 +11,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { wavHeader } from '../src/adapters/transcribe/wav.ts';
 import type { Interval } from '../src/domain/analysis/figures.ts';
 
 /** The rate of the set's WAV files. */
@@ -169,24 +170,6 @@ function layout(turns: number, next: () => number, durations: (channel: 0 | 1, t
   return { utterances, overlaps, end: cursor + 0.5 };
 }
 
-function wavHeader(samples: number, channels: number): Buffer {
-  const header = Buffer.alloc(44);
-  const dataBytes = samples * channels * 2;
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + dataBytes, 4);
-  header.write('WAVEfmt ', 8);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(channels, 22);
-  header.writeUInt32LE(SET_SAMPLE_RATE, 24);
-  header.writeUInt32LE(SET_SAMPLE_RATE * channels * 2, 28);
-  header.writeUInt16LE(channels * 2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(dataBytes, 40);
-  return header;
-}
-
 /** Options of one call. */
 export interface CallOptions {
   dir: string;
@@ -246,7 +229,7 @@ export function makeLabelledCall(options: CallOptions): LabelledCall {
     pcm[2 * i + 1] = Math.round((tracks[1]?.[i] as number) * gain * 32767);
   }
   const path = join(options.dir, `${options.name}.wav`);
-  writeFileSync(path, Buffer.concat([wavHeader(length, 2), Buffer.from(pcm.buffer)]));
+  writeFileSync(path, Buffer.concat([wavHeader(length, 2, SET_SAMPLE_RATE), Buffer.from(pcm.buffer)]));
   return { path, durationS: length / SET_SAMPLE_RATE, snrDb: options.snrDb, utterances, truth, overlaps };
 }
 
