@@ -9,7 +9,6 @@ import {
   type AnalysisOutcome,
   findAnalysis,
   finishAnalysisRun,
-  latestReadyUploadId,
   startAnalysisRun,
 } from '../../adapters/db/repositories/analyses.ts';
 import { findConversationByUuid } from '../../adapters/db/repositories/conversations.ts';
@@ -70,20 +69,16 @@ export function queueRecordingAnalysis(
 }
 
 /**
- * Queues the analysis of a call's transcript (call inside the transaction that stored it), unless the
- * call has a ready recording: the recording wins. Returns whether a run was queued.
+ * The analysis run of a transcript sent with call/create: a run when every segment has its times, queued
+ * by the create's statement (`cqs_create_call`, migration 0013) in the same way as `queueRun`, with the
+ * payload `{conversationUuid, runId, uploadId: null}`, unless the call has a ready recording: the
+ * recording wins.
  */
-export async function queueTranscriptAnalysis(
-  tx: Db,
-  queue: JobQueue,
-  companyId: string,
-  conversationUuid: string,
+export function transcriptAnalysisRun(
   segments: readonly SegmentInput[],
-): Promise<boolean> {
-  if (!segments.every(hasTimes)) return false;
-  if ((await latestReadyUploadId(tx, companyId, conversationUuid)) !== undefined) return false;
-  await queueRun(tx, queue, companyId, conversationUuid, null);
-  return true;
+): { runId: string; jobKind: string } | undefined {
+  if (!segments.every(hasTimes)) return undefined;
+  return { runId: randomUUID(), jobKind: ANALYZE_CALL_JOB };
 }
 
 function hasTimes(s: Partial<SegmentInput>): boolean {

@@ -1,18 +1,16 @@
-/** call/create (spec 4.1, decisions 1, 2, 6, 9–11): one transaction that records the call, its tags and upload. */
+/** call/create (spec 4.1, decisions 1, 2, 6, 9–11): one statement that records the call, its tags and upload. */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../adapters/db/database.ts';
-import { type ConversationFields, upsertConversation } from '../../adapters/db/repositories/conversations.ts';
-import { upsertTags } from '../../adapters/db/repositories/tags.ts';
+import { writeCreatedCall } from '../../adapters/db/repositories/call-writes.ts';
+import type { ConversationFields } from '../../adapters/db/repositories/conversations.ts';
 import type { JobQueue } from '../../adapters/queue/queue.ts';
 import type { Storage } from '../../adapters/storage/storage.ts';
 import type { Principal } from '../access/principal.ts';
-import { requireUsableProduct } from '../access/products.ts';
-import { queueTranscriptAnalysis } from '../analysis/analysis.ts';
+import { transcriptAnalysisRun } from '../analysis/analysis.ts';
 import { ValidationError } from '../errors.ts';
-import { recordEvent } from '../events/record.ts';
 import { planMedia } from '../uploads/media.ts';
-import { issueUpload, type UploadUrlResponse } from '../uploads/uploads.ts';
-import { resolveAgent } from './agents.ts';
+import { signNewUpload, type UploadUrlResponse } from '../uploads/uploads.ts';
+import { callCheckError } from './checks.ts';
 import { planSpeaker, type Role, type SpeakerInput } from './speaker.ts';
 import { checkTags, type TagInput } from './tags.ts';
 import { checkTranscript, type SegmentInput } from './transcript.ts';
@@ -67,7 +65,7 @@ export async function createCall(
   principal: Principal,
   input: CreateCallInput,
 ): Promise<CreatedCall | UploadUrlResponse> {
-  // Everything that needs no database is checked first, so the transaction stays short.
+  // Everything that needs no database is checked first.
   checkStartTime(input.start_time);
   const media = planMedia(input.filename, input.content_type);
   const speaker = planSpeaker(input.speaker, input.channels);
@@ -89,38 +87,25 @@ export async function createCall(
   if (speaker) replace.push('speakerSeparation', 'channelMap');
   if (transcript) replace.push('transcript', 'transcriptSource');
 
-  let analysisQueued = false;
-  const result = await deps.db.transaction(async (tx) => {
-    const agent = await resolveAgent(tx, companyId, input.agent_email);
-    await requireUsableProduct(tx, principal, input.product_id);
-    const { id, state, inserted } = await upsertConversation(
-      tx,
-      companyId,
-      { agentUserId: agent.id, conversationId },
-      fields,
-      replace,
-    );
-    await upsertTags(tx, companyId, id, tags);
-    if (transcript) analysisQueued = await queueTranscriptAnalysis(tx, deps.queue, companyId, id, transcript);
-    const upload = media
-      ? await issueUpload(tx, deps.storage, deps.uploadUrlExpiresIn, {
-          companyId,
-          conversationUuid: id,
-          conversationId,
-          filename: media.filename,
-          contentType: media.contentType,
-          mediaKind: media.mediaKind,
-        })
-      : undefined;
-    await recordEvent(tx, companyId, inserted ? 'call.created' : 'call.updated', {
-      call_id: id,
-      conversation_id: conversationId,
-      agent_email: agent.email,
-      state,
-      ...(upload ? { upload_id: upload.upload_id } : {}),
-    });
-    return upload ?? { success: true as const, conversation_id: conversationId };
+  // The URL is signed first: it needs only the new object key, not the row.
+  const upload = media
+    ? await signNewUpload(deps.storage, deps.uploadUrlExpiresIn, { companyId, ...media })
+    : undefined;
+  // One statement does what the transaction did: agent, product, conversation, tags, the transcript's
+  // analysis, the upload row and the event commit together or not at all (decision 9).
+  const written = await writeCreatedCall(deps.db, companyId, {
+    viewer: principal,
+    agentEmail: input.agent_email,
+    productId: input.product_id,
+    conversationId,
+    fields,
+    replace,
+    tags,
+    analysis: transcript ? transcriptAnalysisRun(transcript) : undefined,
+    upload: upload?.row,
   });
-  if (analysisQueued) deps.queue.notify();
-  return result;
+  if (written.outcome !== 'ok') throw callCheckError(written, input.agent_email, input.product_id);
+  if (written.analysisQueued) deps.queue.notify();
+  if (upload && written.uploadId !== undefined) return upload.response(written.uploadId, conversationId);
+  return { success: true as const, conversation_id: conversationId };
 }

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../adapters/db/database.ts';
+import type { NewUploadRow } from '../../adapters/db/repositories/call-writes.ts';
 import {
   findUploadWithConversation,
   insertUpload,
@@ -79,7 +80,42 @@ export function companyOfObjectKey(objectKey: string): string | undefined {
   return company;
 }
 
-/** Records a pending upload for a conversation and signs its URL. */
+/** An upload signed before its row is written: the row to insert, and the answer once it has its id. */
+export interface SignedUpload {
+  row: NewUploadRow;
+  response(uploadId: number, conversationId: string): UploadUrlResponse;
+}
+
+/**
+ * Signs the URL of a new pending upload. The object key is new and the signature needs no row, so the URL
+ * is signed before the row is written, in the statement of call/create.
+ */
+export async function signNewUpload(
+  storage: Storage,
+  expiresIn: number,
+  values: { companyId: string; filename: string; contentType: string; mediaKind: 'audio' | 'video' },
+): Promise<SignedUpload> {
+  const objectKey = newObjectKey(values.companyId);
+  const signed = await storage.presignPut(objectKey, values.contentType, expiresIn);
+  return {
+    row: {
+      filename: values.filename,
+      contentType: values.contentType,
+      mediaKind: values.mediaKind,
+      objectKey,
+      expiresAt: new Date(Date.now() + expiresIn * 1000),
+    },
+    response: (uploadId, conversationId) => ({
+      upload_id: uploadId,
+      conversation_id: conversationId,
+      upload_url: signed.url,
+      expires_in: signed.expiresIn,
+      upload_content_type: signed.contentType,
+    }),
+  };
+}
+
+/** Records a pending upload for an existing conversation and signs its URL. */
 export async function issueUpload(
   db: Db,
   storage: Storage,
@@ -93,24 +129,10 @@ export async function issueUpload(
     mediaKind: 'audio' | 'video';
   },
 ): Promise<UploadUrlResponse> {
-  const objectKey = newObjectKey(values.companyId);
-  const signed = await storage.presignPut(objectKey, values.contentType, expiresIn);
-  const row = await insertUpload(db, {
-    companyId: values.companyId,
-    conversationUuid: values.conversationUuid,
-    filename: values.filename,
-    contentType: values.contentType,
-    mediaKind: values.mediaKind,
-    objectKey,
-    expiresAt: new Date(Date.now() + expiresIn * 1000),
-  });
-  return {
-    upload_id: row.id,
-    conversation_id: values.conversationId,
-    upload_url: signed.url,
-    expires_in: signed.expiresIn,
-    upload_content_type: signed.contentType,
-  };
+  const upload = await signNewUpload(storage, expiresIn, values);
+  const { companyId, conversationUuid } = values;
+  const row = await insertUpload(db, { companyId, conversationUuid, ...upload.row });
+  return upload.response(row.id, values.conversationId);
 }
 
 /** Queues verification of an upload (in `db`, which may be a transaction); a queued one is not doubled. */

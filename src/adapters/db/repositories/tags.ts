@@ -10,6 +10,14 @@ export interface TagValue {
   value: string | number | boolean;
 }
 
+/**
+ * Tags sorted by key: rows are written in this order, so concurrent requests that share keys take their
+ * row locks in the same order.
+ */
+export function inKeyOrder(tags: readonly TagValue[]): TagValue[] {
+  return [...tags].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
 /** Inserts the tags, replacing the value and type of keys the conversation has already (one value per key). */
 export async function upsertTags(
   db: Db,
@@ -18,10 +26,13 @@ export async function upsertTags(
   tags: readonly TagValue[],
 ): Promise<void> {
   if (tags.length === 0) return;
-  // Rows in key order, so concurrent requests that share keys take their row locks in the same order.
-  const rows = [...tags]
-    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-    .map((t) => ({ companyId, conversationUuid, key: t.key, type: t.type, value: t.value }));
+  const rows = inKeyOrder(tags).map((t) => ({
+    companyId,
+    conversationUuid,
+    key: t.key,
+    type: t.type,
+    value: t.value,
+  }));
   await db
     .insert(conversationTags)
     .values(rows)

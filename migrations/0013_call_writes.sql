@@ -1,0 +1,143 @@
+-- call/create in one round trip (issue 16): the statements its transaction ran one by one (agent look-up,
+-- product check, conversation upsert, tags, the transcript's analysis, the upload row, the event) in one
+-- function, called as one statement. A volatile PL/pgSQL function takes a fresh snapshot per statement, as
+-- the READ COMMITTED transaction did, so the ON CONFLICT guarantees are the same. It raises nothing of its
+-- own: a check that fails returns its outcome before anything is written, and the domain
+-- (src/domain/calls/create.ts) throws the error, with the rules' own messages.
+--
+-- Outcomes: 'agent-missing', 'agent-ambiguous' (agent_ids), 'product-missing', 'product-inactive'
+-- (product_status), 'ok'. JSON arguments come as text and are cast where they are used, after the checks,
+-- as the transaction used them.
+
+-- The agent of a call request: the active users of the company with this email, without regard to case,
+-- oldest first (src/domain/calls/agents.ts). One is the agent; none or several is the request's error.
+CREATE FUNCTION cqs_call_agent(p_company_id uuid, p_agent_email text, OUT ids uuid[], OUT email text)
+LANGUAGE sql STABLE AS $$
+  SELECT array_agg(u.id ORDER BY u.created_at, u.id), (array_agg(u.email ORDER BY u.created_at, u.id))[1]
+    FROM users u
+    WHERE u.company_id = p_company_id AND lower(u.email) = lower(p_agent_email) AND u.active
+$$;
+--> statement-breakpoint
+-- The product rule (src/domain/access/products.ts, visibility as in repositories/products.ts): the status of
+-- the product when the caller may see it (an admin sees the company's, an agent the granted ones), else
+-- null. A call may be filed under it when it is 'active'.
+CREATE FUNCTION cqs_visible_product_status(p_company_id uuid, p_viewer_id uuid, p_viewer_is_admin boolean,
+    p_product_id bigint) RETURNS text
+LANGUAGE sql STABLE AS $$
+  SELECT p.status FROM products p
+    WHERE p.company_id = p_company_id AND p.id = p_product_id
+      AND (p_viewer_is_admin OR EXISTS (SELECT 1 FROM product_grants g
+        WHERE g.company_id = p.company_id AND g.product_id = p.id AND g.user_id = p_viewer_id))
+$$;
+--> statement-breakpoint
+CREATE FUNCTION cqs_create_call(
+  p_company_id uuid,
+  p_viewer_id uuid,
+  p_viewer_is_admin boolean,
+  p_agent_email text,
+  p_product_id bigint,
+  p_conversation_id text,
+  p_start_time double precision,
+  p_speaker_separation text,
+  p_channel_map text,
+  p_transcript text,
+  p_set_start_time boolean,
+  p_set_speaker boolean,
+  p_set_transcript boolean,
+  p_tags text,
+  p_analysis_run_id uuid,
+  p_analysis_job_kind text,
+  p_upload_filename text,
+  p_upload_content_type text,
+  p_upload_media_kind text,
+  p_upload_object_key text,
+  p_upload_expires_at timestamptz,
+  OUT outcome text,
+  OUT agent_ids uuid[],
+  OUT product_status text,
+  OUT agent_address text,
+  OUT call_uuid uuid,
+  OUT call_state text,
+  OUT was_inserted boolean,
+  OUT new_upload_id bigint,
+  OUT analysis_queued boolean
+) LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  v_agent_id uuid;
+BEGIN
+  analysis_queued := false;
+  SELECT a.ids, a.email INTO agent_ids, agent_address FROM cqs_call_agent(p_company_id, p_agent_email) a;
+  IF agent_ids IS NULL OR cardinality(agent_ids) > 1 THEN
+    outcome := CASE WHEN agent_ids IS NULL THEN 'agent-missing' ELSE 'agent-ambiguous' END;
+    RETURN;
+  END IF;
+  v_agent_id := agent_ids[1];
+
+  product_status := cqs_visible_product_status(p_company_id, p_viewer_id, p_viewer_is_admin, p_product_id);
+  IF product_status IS NULL OR product_status <> 'active' THEN
+    outcome := CASE WHEN product_status IS NULL THEN 'product-missing' ELSE 'product-inactive' END;
+    RETURN;
+  END IF;
+
+  -- On an existing pair only what the request sent changes (the product always).
+  INSERT INTO conversations AS c (company_id, agent_user_id, conversation_id, product_id, start_time,
+      speaker_separation, channel_map, transcript, transcript_source)
+    VALUES (p_company_id, v_agent_id, p_conversation_id, p_product_id, p_start_time,
+      p_speaker_separation,
+      CASE WHEN p_channel_map IS NULL THEN NULL
+        ELSE ARRAY(SELECT jsonb_array_elements_text(p_channel_map::jsonb)) END,
+      p_transcript::jsonb,
+      CASE WHEN p_transcript IS NULL THEN NULL ELSE 'client' END)
+    ON CONFLICT (company_id, agent_user_id, conversation_id) DO UPDATE SET
+      updated_at = now(),
+      product_id = excluded.product_id,
+      start_time = CASE WHEN p_set_start_time THEN excluded.start_time ELSE c.start_time END,
+      speaker_separation = CASE WHEN p_set_speaker THEN excluded.speaker_separation ELSE c.speaker_separation END,
+      channel_map = CASE WHEN p_set_speaker THEN excluded.channel_map ELSE c.channel_map END,
+      transcript = CASE WHEN p_set_transcript THEN excluded.transcript ELSE c.transcript END,
+      transcript_source = CASE WHEN p_set_transcript THEN excluded.transcript_source ELSE c.transcript_source END
+    -- xmax is 0 on a row this statement inserted, and set on one it updated.
+    RETURNING c.id, c.state, (c.xmax = 0) INTO call_uuid, call_state, was_inserted;
+
+  -- Tags in the order sent (sorted by key), so concurrent requests that share keys lock rows in one order.
+  IF p_tags IS NOT NULL THEN
+    INSERT INTO conversation_tags AS t (company_id, conversation_uuid, key, type, value)
+      SELECT p_company_id, call_uuid, e.tag->>'key', e.tag->>'type', e.tag->'value'
+        FROM jsonb_array_elements(p_tags::jsonb) WITH ORDINALITY AS e(tag, n) ORDER BY e.n
+      ON CONFLICT (company_id, conversation_uuid, key) DO UPDATE SET
+        type = excluded.type, value = excluded.value, updated_at = now();
+  END IF;
+
+  -- The transcript's analysis, unless the call has a ready recording (src/domain/analysis/analysis.ts).
+  IF p_analysis_run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM uploads u
+      WHERE u.company_id = p_company_id AND u.conversation_uuid = call_uuid AND u.status = 'ready') THEN
+    INSERT INTO call_analyses AS a (company_id, conversation_uuid, status, reason, source, run_id, upload_id,
+        figures, method)
+      VALUES (p_company_id, call_uuid, 'pending', NULL, 'transcript', p_analysis_run_id, NULL, NULL, NULL)
+      ON CONFLICT (company_id, conversation_uuid) DO UPDATE SET status = excluded.status,
+        reason = NULL, source = excluded.source, run_id = excluded.run_id, upload_id = NULL, figures = NULL,
+        method = NULL, updated_at = now();
+    INSERT INTO jobs (kind, company_id, payload)
+      VALUES (p_analysis_job_kind, p_company_id, jsonb_build_object('conversationUuid', call_uuid,
+        'runId', p_analysis_run_id, 'uploadId', NULL));
+    analysis_queued := true;
+  END IF;
+
+  IF p_upload_object_key IS NOT NULL THEN
+    INSERT INTO uploads (company_id, conversation_uuid, filename, content_type, media_kind, object_key,
+        expires_at)
+      VALUES (p_company_id, call_uuid, p_upload_filename, p_upload_content_type, p_upload_media_kind,
+        p_upload_object_key, p_upload_expires_at)
+      RETURNING id INTO new_upload_id;
+  END IF;
+
+  INSERT INTO events (company_id, type, data)
+    VALUES (p_company_id, CASE WHEN was_inserted THEN 'call.created' ELSE 'call.updated' END,
+      jsonb_build_object('call_id', call_uuid, 'conversation_id', p_conversation_id,
+        'agent_email', agent_address, 'state', call_state)
+      || CASE WHEN new_upload_id IS NULL THEN '{}'::jsonb
+         ELSE jsonb_build_object('upload_id', new_upload_id) END);
+  outcome := 'ok';
+END;
+$$;

@@ -1,0 +1,116 @@
+/**
+ * The writes of call requests in one round trip each: database functions of migration 0013 that run what
+ * their transactions ran statement by statement. They write nothing when a check fails and say which
+ * check did; the domain turns that into its error. Every call is filtered by company.
+ */
+import { sql } from 'drizzle-orm';
+import type { Db } from '../database.ts';
+import type { ConversationFields } from './conversations.ts';
+import { inKeyOrder, type TagValue } from './tags.ts';
+
+/** Who asks, for the product rule: an admin sees the company's products, an agent the granted ones. */
+export interface CallViewer {
+  userId: string;
+  role: 'admin' | 'agent';
+}
+
+/** A check of the agent or the product that failed; nothing was written. */
+export type CallCheckFailure =
+  | { outcome: 'agent-missing' }
+  | { outcome: 'agent-ambiguous'; agentIds: string[] }
+  | { outcome: 'product-missing' }
+  | { outcome: 'product-inactive'; productStatus: string };
+
+/** What call/create wrote. */
+export interface CreatedCallRow {
+  outcome: 'ok';
+  agentEmail: string;
+  id: string;
+  state: 'created' | 'live' | 'stopped';
+  inserted: boolean;
+  uploadId: number | undefined;
+  analysisQueued: boolean;
+}
+
+/** The upload row call/create issues. */
+export interface NewUploadRow {
+  filename: string;
+  contentType: string;
+  mediaKind: 'audio' | 'video';
+  objectKey: string;
+  expiresAt: Date;
+}
+
+/** Everything call/create writes, besides the company. */
+export interface CreateCallWrite {
+  viewer: CallViewer;
+  agentEmail: string;
+  productId: number;
+  conversationId: string;
+  fields: Omit<ConversationFields, 'productId'>;
+  /** Fields of an existing pair that change (the product always does). */
+  replace: readonly (keyof ConversationFields)[];
+  tags: readonly TagValue[];
+  /** The run and job kind of the transcript's analysis, queued unless the call has a ready recording. */
+  analysis: { runId: string; jobKind: string } | undefined;
+  upload: NewUploadRow | undefined;
+}
+
+const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+
+function rowOf(result: unknown): Record<string, unknown> {
+  const [row] = (result as { rows: Record<string, unknown>[] }).rows;
+  if (!row) throw new Error('call write returned no row');
+  return row;
+}
+
+function failureOf(row: Record<string, unknown>): CallCheckFailure | undefined {
+  switch (row.outcome) {
+    case 'agent-missing':
+    case 'product-missing':
+      return { outcome: row.outcome };
+    case 'agent-ambiguous': {
+      const ids = typeof row.agent_ids === 'string' ? JSON.parse(row.agent_ids) : row.agent_ids;
+      return { outcome: 'agent-ambiguous', agentIds: ids as string[] };
+    }
+    case 'product-inactive':
+      return { outcome: 'product-inactive', productStatus: String(row.product_status) };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * call/create's one statement: the agent, the product, the conversation upsert (concurrent creates of one
+ * new pair end as one row), the tags, the transcript's analysis, the upload row and the event.
+ */
+export async function writeCreatedCall(
+  db: Db,
+  companyId: string,
+  write: CreateCallWrite,
+): Promise<CreatedCallRow | CallCheckFailure> {
+  const { fields, upload } = write;
+  const sets = new Set(write.replace);
+  const result = await db.execute(sql`select outcome, to_jsonb(agent_ids) as agent_ids, product_status,
+    agent_address, call_uuid, call_state, was_inserted, new_upload_id::text as new_upload_id, analysis_queued
+    from cqs_create_call(${companyId}, ${write.viewer.userId}, ${write.viewer.role === 'admin'},
+      ${write.agentEmail}, ${write.productId}, ${write.conversationId}, ${fields.startTime},
+      ${fields.speakerSeparation}, ${json(fields.channelMap)}, ${json(fields.transcript)},
+      ${sets.has('startTime')}, ${sets.has('speakerSeparation')}, ${sets.has('transcript')},
+      ${write.tags.length > 0 ? JSON.stringify(inKeyOrder(write.tags)) : null},
+      ${write.analysis?.runId ?? null}, ${write.analysis?.jobKind ?? null},
+      ${upload?.filename ?? null}, ${upload?.contentType ?? null}, ${upload?.mediaKind ?? null},
+      ${upload?.objectKey ?? null}, ${upload ? upload.expiresAt.toISOString() : null})`);
+  const row = rowOf(result);
+  const failed = failureOf(row);
+  if (failed) return failed;
+  return {
+    outcome: 'ok',
+    agentEmail: String(row.agent_address),
+    id: String(row.call_uuid),
+    state: row.call_state as CreatedCallRow['state'],
+    inserted: row.was_inserted === true,
+    uploadId: row.new_upload_id === null ? undefined : Number(row.new_upload_id),
+    analysisQueued: row.analysis_queued === true,
+  };
+}
