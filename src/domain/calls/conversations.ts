@@ -5,25 +5,15 @@
 import type { Db } from '../../adapters/db/database.ts';
 import {
   type Conversation,
-  findConversation,
   findConversationsByConversationId,
 } from '../../adapters/db/repositories/conversations.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 
-/** The conversation of the pair; NotFoundError when the agent has none with that conversation_id. */
-export async function requireConversation(
-  db: Db,
-  companyId: string,
-  pair: { agentUserId: string; conversationId: string; agentEmail: string },
-  options: { forUpdate?: boolean } = {},
-): Promise<Conversation> {
-  const row = await findConversation(db, companyId, pair, options);
-  if (!row) {
-    throw new NotFoundError(
-      `conversation ${JSON.stringify(pair.conversationId)} of agent ${JSON.stringify(pair.agentEmail)} not found`,
-    );
-  }
-  return row;
+/** The error of a pair (agent_email, conversation_id) that names no call. */
+export function conversationNotFoundError(conversationId: string, agentEmail: string): NotFoundError {
+  return new NotFoundError(
+    `conversation ${JSON.stringify(conversationId)} of agent ${JSON.stringify(agentEmail)} not found`,
+  );
 }
 
 /**

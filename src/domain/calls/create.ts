@@ -104,7 +104,13 @@ export async function createCall(
     analysis: transcript ? transcriptAnalysisRun(transcript) : undefined,
     upload: upload?.row,
   });
-  if (written.outcome !== 'ok') throw callCheckError(written, input.agent_email, input.product_id);
+  if (written.outcome !== 'ok') {
+    throw callCheckError(written, {
+      agentEmail: input.agent_email,
+      conversationId,
+      productId: input.product_id,
+    });
+  }
   if (written.analysisQueued) deps.queue.notify();
   if (upload && written.uploadId !== undefined) return upload.response(written.uploadId, conversationId);
   return { success: true as const, conversation_id: conversationId };

@@ -1,11 +1,10 @@
 /** Typed tags of a call (spec 2.3, decision 5) and call/add_tags (spec 4.2). */
 import type { Db } from '../../adapters/db/database.ts';
-import { type TagValue, upsertTags } from '../../adapters/db/repositories/tags.ts';
+import { writeAddedTags } from '../../adapters/db/repositories/call-writes.ts';
+import type { TagValue } from '../../adapters/db/repositories/tags.ts';
 import type { Principal } from '../access/principal.ts';
 import { ValidationError } from '../errors.ts';
-import { recordEvent } from '../events/record.ts';
-import { resolveAgent } from './agents.ts';
-import { requireConversation } from './conversations.ts';
+import { callCheckError } from './checks.ts';
 
 /** The tag types of decision 5, in the order the API lists them. */
 export const TAG_TYPES = ['string', 'integer', 'boolean'] as const;
@@ -60,19 +59,8 @@ export async function addTags(
 ): Promise<void> {
   if (input.tags.length === 0) throw new ValidationError('must contain at least one tag', 'tags');
   const tags = checkTags(input.tags);
-  await db.transaction(async (tx) => {
-    const agent = await resolveAgent(tx, principal.companyId, input.agent_email);
-    const conversation = await requireConversation(tx, principal.companyId, {
-      agentUserId: agent.id,
-      conversationId: input.conversation_id,
-      agentEmail: input.agent_email,
-    });
-    await upsertTags(tx, principal.companyId, conversation.id, tags);
-    await recordEvent(tx, principal.companyId, 'call.updated', {
-      call_id: conversation.id,
-      conversation_id: conversation.conversationId,
-      agent_email: agent.email,
-      state: conversation.state,
-    });
-  });
+  // One statement: the agent, the pair's call, its tags and the event, all or nothing.
+  const names = { agentEmail: input.agent_email, conversationId: input.conversation_id };
+  const written = await writeAddedTags(db, principal.companyId, { ...names, tags });
+  if (written.outcome !== 'ok') throw callCheckError(written, names);
 }

@@ -1,5 +1,5 @@
 /**
- * The writes of call requests in one round trip each: database functions of migration 0013 that run what
+ * The writes of call requests in one round trip each: database functions of migrations 0013 and 0014 that run what
  * their transactions ran statement by statement. They write nothing when a check fails and say which
  * check did; the domain turns that into its error. Every call is filtered by company.
  */
@@ -14,12 +14,14 @@ export interface CallViewer {
   role: 'admin' | 'agent';
 }
 
-/** A check of the agent or the product that failed; nothing was written. */
+/** A check of a call write that failed (agent, product, the pair's call); nothing was written. */
 export type CallCheckFailure =
   | { outcome: 'agent-missing' }
   | { outcome: 'agent-ambiguous'; agentIds: string[] }
   | { outcome: 'product-missing' }
-  | { outcome: 'product-inactive'; productStatus: string };
+  | { outcome: 'product-inactive'; productStatus: string }
+  | { outcome: 'conversation-missing' }
+  | { outcome: 'call-stopped' };
 
 /** What call/create wrote. */
 export interface CreatedCallRow {
@@ -68,6 +70,8 @@ function failureOf(row: Record<string, unknown>): CallCheckFailure | undefined {
   switch (row.outcome) {
     case 'agent-missing':
     case 'product-missing':
+    case 'conversation-missing':
+    case 'call-stopped':
       return { outcome: row.outcome };
     case 'agent-ambiguous': {
       const ids = typeof row.agent_ids === 'string' ? JSON.parse(row.agent_ids) : row.agent_ids;
@@ -113,4 +117,50 @@ export async function writeCreatedCall(
     uploadId: row.new_upload_id === null ? undefined : Number(row.new_upload_id),
     analysisQueued: row.analysis_queued === true,
   };
+}
+
+/** call/add_tags's one statement: the agent, the pair's call, its tags and the event. */
+export async function writeAddedTags(
+  db: Db,
+  companyId: string,
+  write: { agentEmail: string; conversationId: string; tags: readonly TagValue[] },
+): Promise<{ outcome: 'ok' } | CallCheckFailure> {
+  const result = await db.execute(sql`select outcome, to_jsonb(agent_ids) as agent_ids
+    from cqs_add_tags(${companyId}, ${write.agentEmail}, ${write.conversationId},
+      ${JSON.stringify(inKeyOrder(write.tags))})`);
+  return failureOf(rowOf(result)) ?? { outcome: 'ok' };
+}
+
+/**
+ * call/start's one statement: the agent, the product when one is given, the pair's call locked (or made
+ * live when there is none), the transition and its events. A stopped call is the `call-stopped` failure.
+ */
+export async function writeStartedCall(
+  db: Db,
+  companyId: string,
+  write: {
+    viewer: CallViewer;
+    agentEmail: string;
+    conversationId: string;
+    productId: number | undefined;
+    startTime: number;
+    metadata: Record<string, unknown> | undefined;
+  },
+): Promise<{ outcome: 'ok' } | CallCheckFailure> {
+  const result = await db.execute(sql`select outcome, to_jsonb(agent_ids) as agent_ids, product_status
+    from cqs_start_call(${companyId}, ${write.viewer.userId}, ${write.viewer.role === 'admin'},
+      ${write.agentEmail}, ${write.conversationId}, ${write.productId ?? null}, ${write.startTime},
+      ${json(write.metadata)})`);
+  return failureOf(rowOf(result)) ?? { outcome: 'ok' };
+}
+
+/** call/stop's one statement: the agent, the pair's call locked, the transition and its event. */
+export async function writeStoppedCall(
+  db: Db,
+  companyId: string,
+  write: { agentEmail: string; conversationId: string; metadata: Record<string, unknown> | undefined },
+): Promise<{ outcome: 'ok' } | CallCheckFailure> {
+  const result = await db.execute(sql`select outcome, to_jsonb(agent_ids) as agent_ids
+    from cqs_stop_call(${companyId}, ${write.agentEmail}, ${write.conversationId}, ${json(write.metadata)})`);
+  return failureOf(rowOf(result)) ?? { outcome: 'ok' };
 }
