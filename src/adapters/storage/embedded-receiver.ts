@@ -4,6 +4,7 @@
  * S3's XML. Uploads (PUT) are received here, and signed reads (GET, HEAD) of recordings served from here
  * (`embedded-read.ts`), both after the same `authorize` step.
  */
+import { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { readObjectFile } from './embedded-read.ts';
 import { checkSignedRequest, UPLOAD_PATH_PREFIX } from './embedded-signer.ts';
@@ -107,6 +108,9 @@ export function createSignedUrlReceiver(options: {
           contentLength,
           maxBytes: limits.maxBytes,
           idleTimeoutMs: limits.idleTimeoutMs,
+          // Node's HTTP parser gives each body chunk memory of its own, which nothing else holds; a body
+          // of any other kind (a test's injected request) may be its caller's buffers, which must stay intact.
+          handOverChunks: body instanceof IncomingMessage,
         });
         return { ok: true, objectKey: access.objectKey, size: written.size, md5: written.md5 };
       } catch (error) {

@@ -1,15 +1,17 @@
 /**
  * Streams an upload body to disk for the embedded storage: into a temporary file, counted, hashed (MD5,
- * S3's ETag) and limited on the way, then renamed into place only when every declared byte arrived. The
- * body is never held in memory, and a refused or interrupted upload leaves no file behind.
+ * S3's ETag, on a worker thread) and limited on the way, then renamed into place only when every declared
+ * byte arrived and is on disk. The body is never held in memory (a few MB at most are in flight), and a
+ * refused or interrupted upload leaves no file behind.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { close, fdatasync, fsync, open, writev } from 'node:fs';
 import { mkdir, rename, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { type Readable, Transform, type TransformCallback } from 'node:stream';
+import { type Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { OffloadedMd5 } from './md5-offload.ts';
 
 /** Why an upload body was not stored, named as S3 names the error. */
 export type UploadBodyProblem = 'IncompleteBody' | 'EntityTooLarge' | 'RequestTimeout';
@@ -39,30 +41,81 @@ export interface WriteLimits {
   maxBytes: number;
   /** A body that sends nothing for this long is abandoned. */
   idleTimeoutMs: number;
+  /**
+   * The body's chunks are this write's alone (the HTTP parser's are): they are then moved to the MD5 worker
+   * once written, not copied, and left empty.
+   */
+  handOverChunks?: boolean;
 }
 
-/** Counts and hashes the bytes, refuses too many, and gives up on a stalled body. */
-class Meter extends Transform {
+/**
+ * Bytes the sink buffers while a write is under way; they go to disk in one writev when it ends (fewer
+ * system calls and thread-pool round trips than one write per 64 KB chunk).
+ */
+const WRITE_BATCH_BYTES = 1024 * 1024;
+
+/** Bytes written between two background flushes to disk (see `ObjectFileSink`). */
+const SYNC_EVERY = 32 * 1024 * 1024;
+
+/**
+ * Counts, limits, writes and hashes the body. Chunks that arrive while a write is under way are written
+ * together (one writev); after a write they go to the MD5 worker (md5-offload.ts). Every
+ * SYNC_EVERY bytes a flush to disk starts in the background, so the fsync that ends the file (before it is
+ * renamed into place, to survive a crash) has only the last bytes left to wait for.
+ */
+class ObjectFileSink extends Writable {
   size = 0;
-  readonly hash = createHash('md5');
+  /** The MD5 of the body, once it has all been written. */
+  md5: Promise<string> | undefined;
+  readonly #path: string;
   readonly #limits: WriteLimits;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #hash = new OffloadedMd5();
+  readonly #timer: NodeJS.Timeout;
+  #fd = -1;
+  #unsynced = 0;
+  /** The background flush under way, if any. */
+  #syncing: Promise<void> | undefined;
+  /** A write under way: the descriptor is closed only after it. */
+  #writing: Promise<void> | undefined;
+  /** Settles when the file is closed (or was never opened). */
+  readonly fileClosed: Promise<void>;
+  #markClosed!: () => void;
 
-  constructor(limits: WriteLimits) {
-    super();
+  constructor(path: string, limits: WriteLimits) {
+    super({ highWaterMark: WRITE_BATCH_BYTES });
+    this.#path = path;
     this.#limits = limits;
-    this.#arm();
-  }
-
-  #arm(): void {
-    clearTimeout(this.#timer);
+    this.fileClosed = new Promise((resolve) => {
+      this.#markClosed = resolve;
+    });
     this.#timer = setTimeout(() => {
       this.destroy(new UploadBodyError('RequestTimeout', 'no data received within the idle timeout'));
-    }, this.#limits.idleTimeoutMs);
+    }, limits.idleTimeoutMs);
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    this.size += chunk.length;
+  override _construct(done: (error?: Error | null) => void): void {
+    open(this.#path, 'wx', (error, fd) => {
+      if (!error) this.#fd = fd;
+      done(error);
+    });
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    this.#store([chunk], done);
+  }
+
+  override _writev(
+    chunks: { chunk: Buffer; encoding: BufferEncoding }[],
+    done: (error?: Error | null) => void,
+  ): void {
+    this.#store(
+      chunks.map((c) => c.chunk),
+      done,
+    );
+  }
+
+  #store(buffers: Buffer[], done: (error?: Error | null) => void): void {
+    for (const buffer of buffers) this.size += buffer.length;
     // HTTP framing stops a body at its Content-Length; this is the second check of decision 14.
     if (this.size >= this.#limits.maxBytes) {
       done(new UploadBodyError('EntityTooLarge', 'upload reached the size limit'));
@@ -72,20 +125,104 @@ class Meter extends Transform {
       done(new UploadBodyError('IncompleteBody', 'body is longer than its Content-Length'));
       return;
     }
-    this.hash.update(chunk);
-    this.#arm();
-    done(null, chunk);
+    this.#writing = writeAll(this.#fd, buffers);
+    this.#writing.then(
+      () => {
+        this.#writing = undefined;
+        this.#syncInBackground(buffers);
+        // The idle timeout counts from when the service is ready for more, not from the last arrival.
+        this.#timer.refresh();
+        const caughtUp = this.#hash.update(buffers, this.#limits.handOverChunks === true);
+        if (caughtUp) caughtUp.then(() => done(), done);
+        else done();
+      },
+      (error: Error) => {
+        this.#writing = undefined;
+        done(error);
+      },
+    );
   }
 
-  override _flush(done: TransformCallback): void {
+  #syncInBackground(buffers: Buffer[]): void {
+    for (const buffer of buffers) this.#unsynced += buffer.length;
+    if (this.#unsynced < SYNC_EVERY || this.#syncing) return;
+    this.#unsynced = 0;
+    this.#syncing = new Promise<void>((resolve) => {
+      fdatasync(this.#fd, (error) => {
+        this.#syncing = undefined;
+        if (error) this.destroy(error);
+        resolve();
+      });
+    });
+  }
+
+  override _final(done: (error?: Error | null) => void): void {
     clearTimeout(this.#timer);
-    done();
+    if (this.size < this.#limits.contentLength) {
+      done(
+        new UploadBodyError(
+          'IncompleteBody',
+          `received ${this.size} of the ${this.#limits.contentLength} bytes declared`,
+        ),
+      );
+      return;
+    }
+    this.md5 = this.#hash.digest();
+    // Awaited by the caller; this keeps a failure before then from being an unhandled rejection.
+    this.md5.catch(() => {});
+    const fd = this.#fd;
+    void (this.#syncing ?? Promise.resolve()).then(() => {
+      fsync(fd, (error) => {
+        if (error) done(error);
+        else this.#close(done);
+      });
+    });
+  }
+
+  #close(done: (error?: Error | null) => void): void {
+    const fd = this.#fd;
+    this.#fd = -1;
+    if (fd === -1) {
+      this.#markClosed();
+      done();
+      return;
+    }
+    close(fd, (error) => {
+      this.#markClosed();
+      done(error);
+    });
   }
 
   override _destroy(error: Error | null, done: (error: Error | null) => void): void {
     clearTimeout(this.#timer);
-    done(error);
+    this.#hash.discard();
+    // A descriptor is closed only when no write or flush uses it any more (it could be reused at once).
+    void Promise.all([this.#writing, this.#syncing]).then(() =>
+      this.#close((closeError) => done(error ?? closeError ?? null)),
+    );
   }
+}
+
+/** Writes every byte of `buffers` at the file's position, however many writes that takes. */
+function writeAll(fd: number, buffers: Buffer[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const next = (rest: Buffer[]) => {
+      writev(fd, rest, (error, written) => {
+        if (error) {
+          reject(error);
+          return;
+        }
+        let left = written;
+        while (rest.length > 0 && left >= (rest[0] as Buffer).length) left -= (rest.shift() as Buffer).length;
+        if (rest.length === 0) resolve();
+        else {
+          rest[0] = (rest[0] as Buffer).subarray(left);
+          next(rest);
+        }
+      });
+    };
+    next([...buffers]);
+  });
 }
 
 /**
@@ -110,29 +247,25 @@ export async function writeObjectFile(
   limits: WriteLimits,
 ): Promise<WrittenObject> {
   const tmp = join(tmpDir, `${tempFileOwner()}.${randomUUID()}.part`);
-  const meter = new Meter(limits);
+  const sink = new ObjectFileSink(tmp, limits);
   try {
     try {
-      // flush: fsync before close, so a file renamed into place survives a crash.
-      await pipeline(body, meter, createWriteStream(tmp, { flags: 'wx', flush: true }));
+      await pipeline(body, sink);
     } catch (error) {
       if (error instanceof UploadBodyError) throw error;
       // The client went away (or half-closed) before sending every byte it declared.
-      if (meter.size < limits.contentLength && isClientAbort(error)) {
+      if (sink.size < limits.contentLength && isClientAbort(error)) {
         throw new UploadBodyError('IncompleteBody', 'the connection ended before the whole body arrived');
       }
       throw error;
     }
-    if (meter.size < limits.contentLength) {
-      throw new UploadBodyError(
-        'IncompleteBody',
-        `received ${meter.size} of the ${limits.contentLength} bytes declared`,
-      );
-    }
+    const md5 = await (sink.md5 as Promise<string>);
     await mkdir(dirname(path), { recursive: true });
     await rename(tmp, path);
-    return { size: meter.size, md5: meter.hash.digest('hex') };
+    return { size: sink.size, md5 };
   } catch (error) {
+    sink.destroy();
+    await sink.fileClosed;
     await unlink(tmp).catch(() => {});
     throw error;
   }
