@@ -21,21 +21,23 @@ const BATCH = 500;
 export async function fanOutEvents(db: Db, queue: JobQueue): Promise<number> {
   let total = 0;
   for (;;) {
-    const read = await db.transaction(async (tx) => {
+    const { read, delivering } = await db.transaction(async (tx) => {
       const position = await lockDispatchPosition(tx);
       const page = await listEvents(tx, null, position, { limit: BATCH, types: [] });
       const last = page.events.at(-1);
-      if (!last) return 0;
+      if (!last) return { read: 0, delivering: false };
       const endpoints = await fanOutDeliveries(
         tx,
         page.events.map((e) => ({ ...e, payload: toEventView(e) })),
       );
       for (const e of endpoints) await enqueueEndpointDeliveries(tx, queue, e.companyId, e.endpointId);
       await saveDispatchPosition(tx, { txid: last.txid, seq: last.seq });
-      return page.events.length;
+      return { read: page.events.length, delivering: endpoints.length > 0 };
     });
     total += read;
-    if (read > 0) queue.notify();
+    // Workers are woken only when there is something to deliver: every call write is an event, and a
+    // wake-up costs each worker a claim query.
+    if (delivering) queue.notify();
     if (read < BATCH) return total;
   }
 }
