@@ -103,6 +103,8 @@ export class OffloadedMd5 {
    */
   update(chunks: Uint8Array[], handOver: boolean): Promise<void> | undefined {
     if (this.#state.fail) return Promise.reject(this.#state.fail);
+    // A write that ends after its upload was refused: the worker has dropped that hash (or is about to).
+    if (this.#done) return undefined;
     const moved: Uint8Array[] = [];
     let bytes = 0;
     for (const chunk of chunks) {
