@@ -67,7 +67,11 @@ export async function openServices(config: Config): Promise<Services> {
     database,
     storage,
     notifier,
-    handoffCache: createFinalRecordCache(createLruCache(config.handoffCacheSize), notifier),
+    handoffCache: createFinalRecordCache(
+      createLruCache(config.handoffCacheSize),
+      notifier,
+      createLruCache(config.handoffPartialCacheSize),
+    ),
     principalCache: createPrincipalCache({ database, notifier, capacity: config.authCacheSize }),
     queue: createJobQueue(database.db),
     ...(redis ? { redis } : {}),

@@ -123,6 +123,37 @@ describe('principal cache across two processes (postgres)', { skip: !BACKENDS.in
     });
   });
 
+  it("serves a user's product list from memory and shows a product added or archived through the other process within 1 s", async () => {
+    const c = await a.company();
+    const names = async (h: Harness) =>
+      (await h.request({ method: 'GET', url: LIST, key: c.key }))
+        .json()
+        .products.map((p: { id: number; name: string; status: string }) => `${p.id}:${p.name}:${p.status}`);
+    const first = await names(b);
+    assert.deepEqual(await names(b), first);
+    // Renamed silently (no trigger): the list is answered from memory, without a query.
+    const silent = new pg.Client({ connectionString: a.databaseUrl });
+    await silent.connect();
+    try {
+      await silent.query(`set session_replication_role = replica`);
+      await silent.query(`update products set name = name || ' (renamed)' where company_id = $1`, [c.id]);
+    } finally {
+      await silent.end();
+    }
+    assert.deepEqual(await names(b), first, 'the cached list answered');
+    // A product inserted through the other process (migration 0015: inserts notify too).
+    const added = await c.addProduct();
+    await within(1000, 'the other process lists the new product', async () =>
+      (await names(b)).some((n: string) => n.startsWith(`${added}:`)),
+    );
+    await a.services.database.db.execute(
+      sql`update products set status = 'archived' where company_id = ${c.id} and id = ${added}`,
+    );
+    await within(1000, 'the other process lists the product as archived', async () =>
+      (await names(b)).some((n: string) => n.startsWith(`${added}:`) && n.endsWith(':archived')),
+    );
+  });
+
   it('empties the cache when the LISTEN connection is killed, caches nothing meanwhile, and listens again', async () => {
     const c = await a.company();
     await cachedOnBoth(c.key);

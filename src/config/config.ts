@@ -28,6 +28,8 @@ export const EnvSchema = Type.Object({
   HANDOFF_SWEEP_INTERVAL: Integer(1, 3600, 60),
   /** Final call-handoff records kept in memory per process, so polls of them cost no query; 0 turns it off. */
   HANDOFF_CACHE_SIZE: Integer(0, 1_000_000, 10_000),
+  /** Partial call-handoff records kept in memory per process until a change is heard; 0 turns it off. */
+  HANDOFF_PARTIAL_CACHE_SIZE: Integer(0, 1_000_000, 1_000),
   /** Port of the Prometheus metrics server (GET /metrics, on HOST); unset: no metrics. 0: any free port. */
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   /** API keys whose principal is kept in memory per process (forgotten on every change); 0 turns it off. */
@@ -134,6 +136,7 @@ export interface Config {
   handoffStaleAfterSeconds: number;
   handoffSweepIntervalSeconds: number;
   handoffCacheSize: number;
+  handoffPartialCacheSize: number;
   authCacheSize: number;
   /** METRICS_PORT: where GET /metrics is served; undefined turns metrics off. */
   metricsPort: number | undefined;
@@ -275,6 +278,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     handoffStaleAfterSeconds: e.HANDOFF_STALE_AFTER,
     handoffSweepIntervalSeconds: e.HANDOFF_SWEEP_INTERVAL,
     handoffCacheSize: e.HANDOFF_CACHE_SIZE,
+    handoffPartialCacheSize: e.HANDOFF_PARTIAL_CACHE_SIZE,
     authCacheSize: e.AUTH_CACHE_SIZE,
     metricsPort: e.METRICS_PORT,
     storage: {

@@ -18,6 +18,8 @@ export interface FailureCount {
 export interface AuthFailureStore {
   /** The address's failures so far (0 when none). */
   get(address: string): Promise<FailureCount>;
+  /** Like `get`, without a promise, for a store that counts in this process. */
+  getNow?(address: string): FailureCount;
   /** Counts one more failure of the address. */
   add(address: string): Promise<void>;
 }
@@ -33,10 +35,14 @@ export function memoryFailureStore(windowMs: number, maxAddresses = 100_000): Au
     }
     return w;
   };
+  const getNow = (address: string): FailureCount => {
+    const w = current(address);
+    return w ? { count: w.count, resetMs: w.endsAt - Date.now() } : { count: 0, resetMs: 0 };
+  };
   return {
+    getNow,
     async get(address) {
-      const w = current(address);
-      return w ? { count: w.count, resetMs: w.endsAt - Date.now() } : { count: 0, resetMs: 0 };
+      return getNow(address);
     },
     async add(address) {
       const w = current(address);
@@ -81,17 +87,24 @@ export function redisFailureStore(redis: Redis, windowMs: number): AuthFailureSt
 export interface AuthFailureLimiter {
   /** Seconds the address must wait, or 0 when it may try. */
   blocked(address: string): Promise<number>;
+  /** Like `blocked`, without a promise, when the store counts in this process; else undefined. */
+  blockedNow(address: string): number | undefined;
   failed(address: string): Promise<void>;
 }
 
 /** A limiter over a store; `max` 0 turns it off. Store errors let requests through. */
 export function authFailureLimiter(store: AuthFailureStore, max: number): AuthFailureLimiter {
+  const waitOf = ({ count, resetMs }: FailureCount) =>
+    count >= max ? Math.max(1, Math.ceil(resetMs / 1000)) : 0;
   return {
+    blockedNow(address) {
+      if (max === 0) return 0;
+      return store.getNow ? waitOf(store.getNow(address)) : undefined;
+    },
     async blocked(address) {
       if (max === 0) return 0;
       try {
-        const { count, resetMs } = await store.get(address);
-        return count >= max ? Math.max(1, Math.ceil(resetMs / 1000)) : 0;
+        return waitOf(await store.get(address));
       } catch {
         return 0;
       }

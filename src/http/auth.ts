@@ -5,7 +5,7 @@
  * registration by `route-access.ts`); only the not-found handler has none, and it needs no key.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authenticate, requireAdmin, requireScope } from '../domain/access/auth.ts';
+import { authenticate, authenticateFromCache, requireAdmin, requireScope } from '../domain/access/auth.ts';
 import type { Principal } from '../domain/access/principal.ts';
 import { BadRequestError, UnauthenticatedError } from '../domain/errors.ts';
 import type { Services } from '../services.ts';
@@ -51,7 +51,8 @@ export function installAuth(app: FastifyInstance, services: Services): void {
   app.addHook('onRequest', async (request, reply) => {
     const { scope, requireAdmin: adminOnly } = request.routeOptions.config;
     if (!scope) return;
-    const wait = await failures.blocked(request.ip);
+    // Most requests are answered from memory here: no promise is awaited unless one is needed.
+    const wait = failures.blockedNow(request.ip) ?? (await failures.blocked(request.ip));
     if (wait > 0) {
       return reply
         .code(429)
@@ -62,7 +63,9 @@ export function installAuth(app: FastifyInstance, services: Services): void {
     try {
       const { key, viaQuery } = keyFrom(request);
       if (viaQuery) setDeprecationHeaders(reply, docsUrl, API_KEY_QUERY_SUNSET);
-      principal = await authenticate(services.database.db, key, services.principalCache);
+      principal =
+        authenticateFromCache(key, services.principalCache) ??
+        (await authenticate(services.database.db, key, services.principalCache));
     } catch (error) {
       if (error instanceof UnauthenticatedError) await failures.failed(request.ip);
       throw error;

@@ -1,4 +1,4 @@
-/** A bounded least-recently-used map, for values that never change (final handoff records). */
+/** A bounded least-recently-used map, for handoff records (final ones, and partial ones until they change). */
 
 /** A map that forgets its least recently used entry when it grows past `capacity`. */
 export interface LruCache<V> {

@@ -1,5 +1,6 @@
 /**
- * Key → principal in memory, so an authenticated request costs no query, and still correct: every process
+ * Key → principal in memory, so an authenticated request costs no query, and the products a user sees
+ * likewise (the product list is then answered without one). Still correct: every process
  * forgets every entry when a key, a user, a product or a grant changes (the database NOTIFYs "*access" at
  * commit, migration 0011_access_notify, heard through the change notifier; this process's own writes are
  * seen at once through `Database.onAccessWrite`). It fails safe: entries are kept only while the notifier
@@ -10,6 +11,7 @@ import { LRUCache } from 'lru-cache';
 import type { Database } from '../../adapters/db/database.ts';
 import type { ChangeNotifier } from '../../adapters/notify/notifier.ts';
 import type { Principal } from './principal.ts';
+import type { ProductView } from './products.ts';
 
 /** The notifier key of the access triggers (migration 0011_access_notify). */
 export const ACCESS_NOTIFY_KEY = '*access';
@@ -24,6 +26,10 @@ const RESUBSCRIBE_DELAY_MS = 1000;
 export interface PrincipalCache {
   /** The principal of `keyHash`: from memory, or from `load` (cached when it is found). */
   lookup(keyHash: string, load: () => Promise<Principal>): Promise<Principal>;
+  /** The principal of `keyHash` when it is in memory and may be trusted now; no promise, no query. */
+  peek(keyHash: string): Principal | undefined;
+  /** The products `principal`'s user sees: from memory, or from `load` (cached likewise). */
+  products(principal: Principal, load: () => Promise<ProductView[]>): Promise<ProductView[]>;
   /** Forgets every entry. */
   clear(): void;
   readonly size: number;
@@ -44,10 +50,11 @@ export interface PrincipalCacheOptions {
 /** Makes the cache and starts listening for changes. */
 export function createPrincipalCache(options: PrincipalCacheOptions): PrincipalCache {
   const { database, notifier, capacity } = options;
-  const entries =
-    capacity > 0
-      ? new LRUCache<string, Principal>({ max: capacity, ttl: options.maxAgeMs ?? PRINCIPAL_MAX_AGE_MS })
-      : undefined;
+  const maxAge = options.maxAgeMs ?? PRINCIPAL_MAX_AGE_MS;
+  const entries = capacity > 0 ? new LRUCache<string, Principal>({ max: capacity, ttl: maxAge }) : undefined;
+  // By user: what a user sees depends on the user's role and grants, not on which of their keys asks.
+  const productLists =
+    capacity > 0 ? new LRUCache<string, ProductView[]>({ max: capacity, ttl: maxAge }) : undefined;
   // Bumped by every clear: a look-up that began before a change must not store what it read.
   let generation = 0;
   let subscribed = false;
@@ -59,6 +66,7 @@ export function createPrincipalCache(options: PrincipalCacheOptions): PrincipalC
   const clear = () => {
     generation++;
     entries?.clear();
+    productLists?.clear();
   };
   const stopLocal = database.onAccessWrite(clear);
 
@@ -84,21 +92,41 @@ export function createPrincipalCache(options: PrincipalCacheOptions): PrincipalC
 
   const trusted = () => subscribed && notifier.listening;
 
+  /** The value of `key` in `map`, or what `load` finds (kept, frozen, unless a change came meanwhile). */
+  async function cached<T extends object>(
+    map: LRUCache<string, T> | undefined,
+    key: string,
+    load: () => Promise<T>,
+    freeze: (value: T) => T,
+  ): Promise<T> {
+    if (!map) return load();
+    subscribe();
+    if (!trusted()) return load();
+    const hit = map.get(key);
+    if (hit) return hit;
+    const before = generation;
+    const value = await load();
+    // Shared by every request from now on: nobody may change it in place.
+    if (generation === before && trusted()) map.set(key, freeze(value));
+    return value;
+  }
+
   return {
-    async lookup(keyHash, load) {
-      if (!entries) return load();
+    peek(keyHash) {
+      if (!entries) return undefined;
       subscribe();
-      if (!trusted()) return load();
-      const hit = entries.get(keyHash);
-      if (hit) return hit;
-      const before = generation;
-      const principal = await load();
-      if (generation === before && trusted()) {
-        // Shared by every request of this key from now on: nobody may change it in place.
+      return trusted() ? entries.get(keyHash) : undefined;
+    },
+    lookup(keyHash, load) {
+      return cached(entries, keyHash, load, (principal) => {
         Object.freeze(principal.scopes);
-        entries.set(keyHash, Object.freeze(principal));
-      }
-      return principal;
+        return Object.freeze(principal);
+      });
+    },
+    products(principal, load) {
+      const freeze = (list: ProductView[]) =>
+        Object.freeze(list.map((p) => Object.freeze(p))) as ProductView[];
+      return cached(productLists, `${principal.companyId}:${principal.userId}`, load, freeze);
     },
     clear,
     get size() {

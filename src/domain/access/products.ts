@@ -3,6 +3,7 @@ import type { Db } from '../../adapters/db/database.ts';
 import { findVisibleProduct, listVisibleProducts } from '../../adapters/db/repositories/products.ts';
 import { type DomainError, NotFoundError, ValidationError } from '../errors.ts';
 import type { Principal } from './principal.ts';
+import type { PrincipalCache } from './principal-cache.ts';
 
 /** A product as the API shows it. */
 export interface ProductView {
@@ -11,10 +12,17 @@ export interface ProductView {
   status: 'active' | 'archived';
 }
 
-/** The products the caller may see, active and archived. */
-export async function listProductsFor(db: Db, principal: Principal): Promise<ProductView[]> {
-  const rows = await listVisibleProducts(db, principal);
-  return rows.map((p) => ({ id: p.id, name: p.name, status: p.status }));
+/** The products the caller may see, active and archived; with `cache`, from memory when it can. */
+export async function listProductsFor(
+  db: Db,
+  principal: Principal,
+  cache?: PrincipalCache,
+): Promise<ProductView[]> {
+  const load = async () => {
+    const rows = await listVisibleProducts(db, principal);
+    return rows.map((p): ProductView => ({ id: p.id, name: p.name, status: p.status }));
+  };
+  return cache ? cache.products(principal, load) : load();
 }
 
 /**

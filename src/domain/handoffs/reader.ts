@@ -1,7 +1,8 @@
 /**
  * Reading handoff records (spec 4.5), cheaply: a final record never changes, so it is answered from a
- * bounded in-memory cache without a query; a partial one can be long-polled (`wait`), which parks the
- * request on a shared watch until the record changes, becomes final, or the wait is over.
+ * bounded in-memory cache without a query; a partial one is too, until a change of it is heard (see
+ * `final-cache.ts`); a partial one can be long-polled (`wait`), which parks the request on a shared watch
+ * until the record changes, becomes final, or the wait is over.
  */
 import type { Db } from '../../adapters/db/database.ts';
 import { findHandoff, type HandoffRow } from '../../adapters/db/repositories/call-handoffs.ts';
@@ -54,12 +55,16 @@ export function createHandoffReader(deps: {
    * that is erased. (Records a watch hands over are not cached: their read began before the cache knew.)
    */
   async function readRow(companyId: string, id: string): Promise<HandoffRow | undefined> {
-    const keep = cache.beginRead(`${companyId}:${id}`);
+    const key = `${companyId}:${id}`;
+    const keep = cache.beginRead(key);
+    const keepPartial = cache.beginPartialRead(key);
     let row: HandoffRow | undefined;
     try {
       row = await findHandoff(db, companyId, id);
     } finally {
-      keep(row?.final ? toHandoff(row) : undefined);
+      const handoff = row ? toHandoff(row) : undefined;
+      keep(handoff?.view.final ? handoff : undefined);
+      keepPartial(handoff && !handoff.view.final ? handoff : undefined);
     }
     return row;
   }
@@ -120,9 +125,12 @@ export function createHandoffReader(deps: {
   return {
     async read(principal, rawId, options) {
       const id = rawId.toLowerCase();
-      const cached = cache.get(`${principal.companyId}:${id}`);
+      const key = `${principal.companyId}:${id}`;
+      const cached = cache.get(key);
       if (cached) return cached;
       if (options.waitMs <= 0 || closed) {
+        const partial = cache.getPartial(key);
+        if (partial) return partial;
         return found(await readRow(principal.companyId, id), id);
       }
       return waitForChange(principal.companyId, id, options);

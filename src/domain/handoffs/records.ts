@@ -18,6 +18,7 @@ import { NotFoundError } from '../errors.ts';
 import { callRefs, recordEvents } from '../events/record.ts';
 import type { EventType } from '../events/types.ts';
 import { resolveHandoffConversation } from './conversation.ts';
+import type { FinalRecordCache } from './final-cache.ts';
 
 /** A record as the API shows it (spec 2.6): all six fields, always. */
 export interface HandoffView {
@@ -79,6 +80,9 @@ async function recordHandoffEvents(
   );
 }
 
+/** The cache of records this process reads, told of its own writes at once (see `final-cache.ts`). */
+export type RecordForgetter = Pick<FinalRecordCache, 'forget'>;
+
 function notFound(id: string): NotFoundError {
   return new NotFoundError(`call handoff record ${id} not found`);
 }
@@ -106,13 +110,16 @@ export async function mergeHandoff(
   principal: Principal,
   id: string,
   metadata: MetadataPatch,
+  cache?: RecordForgetter,
 ): Promise<Handoff> {
-  return db.transaction(async (tx) => {
+  const handoff = await db.transaction(async (tx) => {
     const row = await mergeHandoffMetadata(tx, principal.companyId, id, metadata);
     if (!row) throw notFound(id);
     await recordHandoffEvents(tx, principal.companyId, 'handoff.updated', [row]);
     return toHandoff(row);
   });
+  cache?.forget(`${principal.companyId}:${handoff.view.handoff_id}`);
+  return handoff;
 }
 
 /**
@@ -125,6 +132,7 @@ export async function finalizeHandoffRecord(
   principal: Principal,
   id: string,
   metadata: MetadataPatch | undefined,
+  cache?: RecordForgetter,
 ): Promise<Handoff> {
   const patch = metadata && Object.keys(metadata).length > 0 ? metadata : undefined;
   const row = await db.transaction(async (tx) => {
@@ -132,7 +140,11 @@ export async function finalizeHandoffRecord(
     if (changed) await recordHandoffEvents(tx, principal.companyId, 'handoff.finalized', [changed]);
     return changed;
   });
-  if (row) return toHandoff(row);
+  if (row) {
+    const handoff = toHandoff(row);
+    cache?.forget(`${principal.companyId}:${handoff.view.handoff_id}`);
+    return handoff;
+  }
   if (patch === undefined) {
     // Nothing was updated: either no such record, or it was final already (and so can be returned as is).
     const existing = await findHandoff(db, principal.companyId, id);

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { listProductsFor } from '../../../domain/access/products.ts';
 import type { Services } from '../../../services.ts';
 import { ProductListResponse } from '../../schemas/access/products.ts';
+import { sendSerializedOnce } from '../../serialized-once.ts';
 
 /** The product routes. */
 export const productRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
@@ -22,6 +23,13 @@ export const productRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
         },
       },
     },
-    async (request) => ({ products: await listProductsFor(services.database.db, request.principal) }),
+    async (request, reply) => {
+      const products = await listProductsFor(
+        services.database.db,
+        request.principal,
+        services.principalCache,
+      );
+      return sendSerializedOnce(reply, products, { products });
+    },
   );
 };

@@ -33,6 +33,7 @@ import {
   ReadQuery,
   RecordResponse,
 } from '../../schemas/handoffs/handoffs.ts';
+import { sendSerializedOnce } from '../../serialized-once.ts';
 
 const TAGS = ['call-handoff'];
 const WRITE_ERRORS = [404, 413, 415, 422] as const;
@@ -107,7 +108,7 @@ export const callHandoffRoutes: FastifyPluginAsyncTypebox<{ services: Services }
       }
       setHandoffHeaders(reply, handoff);
       if (ifNoneMatchMatches(ifNoneMatch, handoffEtag(handoff))) return sendNotModified(reply);
-      return handoff.view;
+      return sendSerializedOnce(reply, handoff.view, handoff.view);
     },
   );
 
@@ -157,6 +158,7 @@ export const callHandoffRoutes: FastifyPluginAsyncTypebox<{ services: Services }
         request.principal,
         request.params.handoff_id,
         request.body.metadata,
+        services.handoffCache,
       );
       setHandoffHeaders(reply, handoff);
       return handoff.view;
@@ -184,6 +186,7 @@ export const callHandoffRoutes: FastifyPluginAsyncTypebox<{ services: Services }
         request.principal,
         request.params.handoff_id,
         request.body.metadata,
+        services.handoffCache,
       );
       setHandoffHeaders(reply, handoff);
       return handoff.view;
