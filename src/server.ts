@@ -43,7 +43,7 @@ export async function openServices(config: Config): Promise<Services> {
   }
   let storage: Services['storage'];
   try {
-    storage = createStorage(config);
+    storage = await createStorage(config);
   } catch (error) {
     await database.close();
     throw error;

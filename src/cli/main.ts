@@ -4,6 +4,11 @@ import { registerEventCommands } from './commands/events.ts';
 import { registerIntegratorCommands } from './commands/integrator.ts';
 import { CliError } from './output.ts';
 
+if (process.argv[2] === 'serve') {
+  const { execWithServeFlags } = await import('./heap-flags.ts');
+  execWithServeFlags();
+}
+
 /** Commands that only talk to a running service: they load the client, not the server (small memory). */
 const CLIENT_ONLY = new Set(['calls', 'handoff', 'products']);
 

@@ -5,13 +5,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import { observingAccessWrites } from './access-writes.ts';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.ts';
@@ -189,12 +187,25 @@ async function openPostgres(url: string, poolSize: number, timeouts: DatabaseTim
   };
 }
 
+/**
+ * PostgreSQL's settings for the embedded database, which lives in this process's memory: shared_buffers
+ * is 128 MB by default (the whole of it becomes resident as pages are read); 16 MB holds a small company's
+ * working set, and the operating system's page cache holds the rest of the files.
+ */
+const PGLITE_SETTINGS = ['shared_buffers=16MB'];
+
 async function openPglite(dir: string): Promise<Database> {
   mkdirSync(dir, { recursive: true });
   const lock: DirectoryLock = acquireDirectoryLock(dir);
+  // The embedded database's code is loaded only by a process that opens it (not on PostgreSQL).
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { drizzle: drizzlePglite } = await import('drizzle-orm/pglite');
+  const { migrate: migratePglite } = await import('drizzle-orm/pglite/migrator');
   let client: PGlite;
   try {
-    client = await PGlite.create(dir);
+    // Given on the command line (PGlite's `postgresqlconf` would replace initdb's postgresql.conf).
+    const settings = PGLITE_SETTINGS.flatMap((setting) => ['-c', setting]);
+    client = await PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, ...settings] });
   } catch (error) {
     lock.release();
     throw error;

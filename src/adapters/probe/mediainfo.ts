@@ -3,7 +3,7 @@
  * needed). The object is read in chunks through its reader, so only the parts MediaInfoLib asks for are
  * read (a ranged GET each on S3). The container is told from the bytes, never from a name.
  */
-import mediaInfoFactory, { type MediaInfo, type MediaInfoResult, type Track } from 'mediainfo.js';
+import type { MediaInfo, MediaInfoResult, Track } from 'mediainfo.js';
 import type { ObjectReader } from '../storage/storage.ts';
 
 /** An audio stream found in the object. */
@@ -137,7 +137,8 @@ export function createMediaInfoProber(options: { chunkSize?: number; timeoutMs?:
   let tail: Promise<unknown> = Promise.resolve();
 
   async function probeOnce(reader: ObjectReader): Promise<ProbeResult> {
-    instance ??= mediaInfoFactory({ format: 'object', chunkSize });
+    // Imported here, not at the top: a process whose worker never probes never loads MediaInfoLib.
+    instance ??= import('mediainfo.js').then((m) => m.default({ format: 'object', chunkSize }));
     const mediainfo = await instance;
     const deadline = Date.now() + timeoutMs;
     let readError: unknown;

@@ -2,7 +2,6 @@
  * The WebRTC voice activity detector (libfvad, compiled to WebAssembly by @echogarden/fvad-wasm: no
  * native build, no download). One WebAssembly instance is shared; each channel gets its own VAD state.
  */
-import fvad from '@echogarden/fvad-wasm';
 import type { FrameDetector } from './detector.ts';
 
 /** fvad's aggressiveness, 0 (least) to 3 (most likely to call a frame non-speech). */
@@ -23,7 +22,8 @@ let loading: Promise<FvadModule> | undefined;
 
 /** Makes a WebRTC detector for one channel at `sampleRate` (8000, 16000, 32000 or 48000). */
 export async function createWebRtcDetector(sampleRate: number, mode = WEBRTC_MODE): Promise<FrameDetector> {
-  loading ??= fvad() as Promise<FvadModule>;
+  // Loaded at the first detector: the service uses the energy detector, so it never loads this one.
+  loading ??= import('@echogarden/fvad-wasm').then((m) => m.default() as Promise<FvadModule>);
   const m = await loading;
   const instance = m._fvad_new();
   if (m._fvad_set_mode(instance, mode) !== 0 || m._fvad_set_sample_rate(instance, sampleRate) !== 0) {
