@@ -10,6 +10,9 @@ export interface ScenarioEntry {
   p50_ms: number | null;
   p99_ms: number | null;
   errors: number | null;
+  /** The service's RSS when its load began (MB); absent in rows that measure no running service. */
+  idle_rss_mb?: number | null;
+  /** Its highest RSS (MB), start-up included where the row measures a service under load. */
   peak_rss_mb: number | null;
   baseline: { name: string; rps: number | null };
   ratio: number | null;
@@ -30,6 +33,7 @@ export interface Measured {
   p50_ms: number;
   p99_ms: number;
   errors: number;
+  idle_rss_mb?: number | undefined;
   peak_rss_mb: number | undefined;
 }
 
@@ -39,6 +43,10 @@ const round = (value: number, digits: number) => {
 };
 const finite = (value: number | undefined, digits: number) =>
   value === undefined || !Number.isFinite(value) ? null : round(value, digits);
+
+/** The idle RSS of a measurement, as a key of its entry only when it was read. */
+const idleOf = (service: Measured) =>
+  service.idle_rss_mb === undefined ? {} : { idle_rss_mb: finite(service.idle_rss_mb, 1) };
 
 /**
  * An entry whose ratio is the service's rps over the baseline's, met when the ratio reaches `minRatio`,
@@ -61,6 +69,7 @@ export function ratioEntry(options: {
     p50_ms: finite(service.p50_ms, 2),
     p99_ms: finite(service.p99_ms, 2),
     errors,
+    ...idleOf(service),
     peak_rss_mb: finite(service.peak_rss_mb, 1),
     baseline: { name: baseline.name, rps: finite(baseline.rps, 1) },
     ratio: finite(ratio, 2),
@@ -89,6 +98,7 @@ export function growthEntry(options: {
     p50_ms: finite(service.p50_ms, 2),
     p99_ms: finite(service.p99_ms, 2),
     errors,
+    ...idleOf(service),
     peak_rss_mb: finite(service.peak_rss_mb, 1),
     baseline: {
       name: `${earlier.name} (p50 ${round(earlier.p50_ms, 2)} ms, p99 ${round(earlier.p99_ms, 2)} ms)`,
@@ -114,6 +124,7 @@ export function latencyEntry(options: {
     p50_ms: finite(service.p50_ms, 2),
     p99_ms: finite(service.p99_ms, 2),
     errors: service.errors,
+    ...idleOf(service),
     peak_rss_mb: finite(service.peak_rss_mb, 1),
     baseline: { name: '—', rps: null },
     ratio: null,
@@ -149,8 +160,8 @@ const metCell = (met: boolean | string) => (met === true ? 'met' : met === false
 /** The Markdown table of the entries. */
 export function markdownTable(entries: ScenarioEntry[]): string {
   const lines = [
-    '| scenario | rps | p50 ms | p99 ms | errors | peak RSS MB | baseline | baseline rps | ratio | target | met |',
-    '|---|--:|--:|--:|--:|--:|---|--:|--:|---|---|',
+    '| scenario | rps | p50 ms | p99 ms | errors | idle RSS MB | peak RSS MB | baseline | baseline rps | ratio | target | met |',
+    '|---|--:|--:|--:|--:|--:|--:|---|--:|--:|---|---|',
   ];
   for (const e of entries) {
     lines.push(
@@ -160,6 +171,7 @@ export function markdownTable(entries: ScenarioEntry[]): string {
         cell(e.p50_ms),
         cell(e.p99_ms),
         e.errors === null ? '—' : String(e.errors),
+        cell(e.idle_rss_mb ?? null, 1),
         cell(e.peak_rss_mb, 1),
         e.baseline.name,
         cell(e.baseline.rps, 1),

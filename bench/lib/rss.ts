@@ -1,15 +1,24 @@
 /** Resident memory of a process, read from /proc/<pid>/status (Linux). */
 import { readFileSync } from 'node:fs';
 
-/** The process's VmRSS in MB (10^6 bytes), or undefined when it cannot be read. */
-export function readRssMb(pid: number): number | undefined {
+function readStatusMb(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
+    const kb = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1];
     return kb === undefined ? undefined : (Number(kb) * 1024) / 1e6;
   } catch {
     return undefined;
   }
+}
+
+/** The process's VmRSS in MB (10^6 bytes), or undefined when it cannot be read. */
+export function readRssMb(pid: number): number | undefined {
+  return readStatusMb(pid, 'VmRSS');
+}
+
+/** The highest VmRSS of the process since it started (VmHWM, so start-up included), in MB. */
+export function readPeakRssMb(pid: number): number | undefined {
+  return readStatusMb(pid, 'VmHWM');
 }
 
 /** A running sampler; `stop` ends it and returns the peak seen (MB), or undefined when none was read. */

@@ -1,7 +1,7 @@
 /** What a scenario is, what it is given, and the helpers every scenario uses. */
 import { type LoadResult, type LoadSpec, type RawPhase, runPhase, summarize, warmUp } from '../lib/load.ts';
 import type { Measured, ScenarioEntry } from '../lib/report.ts';
-import { sampleRss } from '../lib/rss.ts';
+import { readPeakRssMb, readRssMb, sampleRss } from '../lib/rss.ts';
 import type { Settings } from '../lib/settings.ts';
 
 /** What every scenario is given. */
@@ -59,7 +59,8 @@ export type SideResult = Measured & { load: LoadResult };
 /**
  * Measures the sides of a comparison: each is warmed up, then their phases are cut into `rounds` slices
  * that alternate, so every side sees the same background load of a shared machine. The RSS of each pid is
- * sampled all along; its peak is reported.
+ * read before the warm-up (idle) and sampled all along; its peak since the process started (start-up
+ * included, VmHWM) is reported.
  */
 export async function compare(
   context: BenchContext,
@@ -73,6 +74,7 @@ export async function compare(
     warmupS: settings.warmupS,
     ...side.spec,
   }));
+  const idles = sides.map((side) => (side.pid === undefined ? undefined : readRssMb(side.pid)));
   const samplers = sides.map((side) => (side.pid === undefined ? undefined : sampleRss(side.pid)));
   const phases: RawPhase[][] = sides.map(() => []);
   let peaks: (number | undefined)[] = [];
@@ -84,14 +86,21 @@ export async function compare(
       }
     }
   } finally {
-    peaks = samplers.map((s) => s?.stop());
+    peaks = samplers.map((s, i) => {
+      const pid = sides[i]?.pid;
+      const sampled = s?.stop();
+      const sinceStart = pid === undefined ? undefined : readPeakRssMb(pid);
+      return sampled === undefined || sinceStart === undefined ? sampled : Math.max(sampled, sinceStart);
+    });
   }
   return sides.map((side, i) => {
     const load = summarize(phases[i] ?? []);
     const peak = peaks[i];
+    const idle = idles[i];
     context.log(
       `${side.label}: ${load.rps.toFixed(1)} rps, p50 ${load.p50_ms.toFixed(2)} ms, p99 ${load.p99_ms.toFixed(2)} ms, ` +
         `${load.errors} errors${load.firstFailure ? ` (first: ${load.firstFailure})` : ''}` +
+        (idle === undefined ? '' : `, idle RSS ${idle.toFixed(1)} MB`) +
         (peak === undefined ? '' : `, peak RSS ${peak.toFixed(1)} MB`),
     );
     return {
@@ -99,6 +108,7 @@ export async function compare(
       p50_ms: load.p50_ms,
       p99_ms: load.p99_ms,
       errors: load.errors,
+      idle_rss_mb: idle,
       peak_rss_mb: peak,
       load,
     };
