@@ -1,14 +1,24 @@
 /**
- * V8 sizes the young generation from the machine's memory: on a machine with 16 GB or more its semi-spaces
- * grow to 64 MB each under start-up's and a busy server's allocation, and the pages they touched stay
- * resident (measured: 134 MB of new space, idle RSS 286 MB on PostgreSQL; 158 MB with 4 MB semi-spaces, no
- * loss of requests per second in the bench). The limit is read only when the isolate is made, so `cqs serve`
- * replaces its own process image (same pid, same stdio) with one started with the flag, unless the operator
- * chose a size (in the node arguments or NODE_OPTIONS) or the platform has no execve.
+ * V8 flags of `cqs serve`, which can only be given when the isolate is made: the process replaces its own
+ * image (same pid, same stdio) with one started with them, unless the operator chose V8 flags of their own
+ * (in the node arguments or NODE_OPTIONS) or the platform has no execve.
+ *
+ * - V8 sizes the young generation from the machine's memory: with 16 GB or more its semi-spaces grow to
+ *   64 MB each under start-up's and a busy server's allocation, and the pages they touched stay resident
+ *   (measured: 134 MB of new space, idle RSS 286 MB on PostgreSQL; 147 MB with 4 MB semi-spaces, with no
+ *   loss of requests per second in the bench).
+ * - The embedded database is PostgreSQL compiled to WebAssembly (9 MB). Optimising its hot functions with
+ *   TurboFan took RSS from 200 MB to 790 MB for a few seconds at every start (the compiler's working
+ *   memory, freed afterwards); Liftoff, V8's baseline compiler, runs it without that peak.
  */
-const FLAG = '--max-semi-space-size';
+const SEMI_SPACE = '--max-semi-space-size';
 /** Megabytes per semi-space. */
 export const SERVE_SEMI_SPACE_MB = 4;
+
+/** The flags `cqs serve` runs with, for the database it opens. */
+export function serveFlags(env: NodeJS.ProcessEnv): string[] {
+  return [`${SEMI_SPACE}=${SERVE_SEMI_SPACE_MB}`, ...(env.DATABASE_URL ? [] : ['--liftoff-only'])];
+}
 
 /** Re-executes this process with the serve flags when it has none of its own; returns when it did not. */
 export function execWithServeFlags(): void {
@@ -16,7 +26,7 @@ export function execWithServeFlags(): void {
     .execve;
   if (typeof execve !== 'function') return;
   const chosen = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  if (chosen.some((arg) => arg.startsWith(FLAG))) return;
-  const argv = [`${FLAG}=${SERVE_SEMI_SPACE_MB}`, ...process.execArgv, ...process.argv.slice(1)];
+  if (chosen.some((arg) => arg.startsWith(SEMI_SPACE) || arg === '--liftoff-only')) return;
+  const argv = [...serveFlags(process.env), ...process.execArgv, ...process.argv.slice(1)];
   execve.call(process, process.execPath, [process.execPath, ...argv], process.env);
 }
