@@ -1,7 +1,9 @@
 /**
  * The webhook fan-out loop of a worker process: woken by every commit that writes events (the events
  * trigger's NOTIFY, heard by every process), and polling as a safety net for lost notifications and for
- * retries coming due. Wake-ups that arrive during a run coalesce into one more run.
+ * retries coming due. A wake-up runs the fan-out `FANOUT_COALESCE_MS` later, so that under load one run
+ * (a transaction of several statements) covers the events of many writes instead of one run per write;
+ * wake-ups that arrive meanwhile, or during a run, join the next run. Due retries are queued by the poll.
  */
 
 import { fanOutEvents, queueDueDeliveries } from '../domain/webhooks/fanout.ts';
@@ -10,6 +12,9 @@ import type { WorkerLog } from './worker.ts';
 
 /** The notifier key the events trigger sends (see migration 0009_events_wakeup). */
 export const EVENTS_NOTIFY_KEY = '*events';
+
+/** Milliseconds between the first wake-up and the run that serves it, and every wake-up meanwhile. */
+export const FANOUT_COALESCE_MS = 50;
 
 /** A running fan-out loop. */
 export interface WebhookDispatcher {
@@ -25,35 +30,45 @@ export function startWebhookDispatcher(services: Services, log: WorkerLog): Webh
   let queued: Promise<void> | undefined;
   let stopped = false;
 
-  const runOnce = async () => {
+  const runOnce = async (due: boolean) => {
     try {
       await fanOutEvents(database.db, queue);
-      await queueDueDeliveries(database.db, queue);
+      if (due) await queueDueDeliveries(database.db, queue);
     } catch (error) {
       log.warn({ err: error }, 'webhook fan-out failed; retrying at the next wake-up');
     }
   };
-  const runNow = (): Promise<void> => {
+  let dueToo = false;
+  const run = (due: boolean): Promise<void> => {
     if (stopped) return running;
+    dueToo ||= due;
     // At most one run waiting behind the current one: later wake-ups join it.
     queued ??= running.then(() => {
       queued = undefined;
-      return runOnce();
+      const withDue = dueToo;
+      dueToo = false;
+      return runOnce(withDue);
     });
     running = queued;
     return queued;
   };
+  const runNow = () => run(true);
+  let soon: NodeJS.Timeout | undefined;
+  const runSoon = () => {
+    soon ??= setTimeout(() => {
+      soon = undefined;
+      void run(false);
+    }, FANOUT_COALESCE_MS);
+  };
 
   let unsubscribe: (() => void) | undefined;
-  notifier
-    .subscribe(EVENTS_NOTIFY_KEY, () => void runNow())
-    .then(
-      (off) => {
-        if (stopped) off();
-        else unsubscribe = off;
-      },
-      (error: unknown) => log.warn({ err: error }, 'could not listen for events; polling only'),
-    );
+  notifier.subscribe(EVENTS_NOTIFY_KEY, runSoon).then(
+    (off) => {
+      if (stopped) off();
+      else unsubscribe = off;
+    },
+    (error: unknown) => log.warn({ err: error }, 'could not listen for events; polling only'),
+  );
   const timer = setInterval(() => void runNow(), config.webhooks.pollIntervalMs);
   void runNow();
 
@@ -62,6 +77,7 @@ export function startWebhookDispatcher(services: Services, log: WorkerLog): Webh
     async stop() {
       stopped = true;
       clearInterval(timer);
+      if (soon) clearTimeout(soon);
       unsubscribe?.();
       await running;
     },
