@@ -1,10 +1,8 @@
 /** Starts the service: opens the database, migrates, bootstraps a new one, listens, stops on a signal. */
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { createLruCache } from './adapters/cache/lru.ts';
 import { type Database, openDatabase } from './adapters/db/database.ts';
 import { pendingDeliveryStats } from './adapters/db/repositories/webhooks.ts';
-import { createMetrics } from './adapters/metrics/metrics.ts';
 import { createChangeNotifier } from './adapters/notify/factory.ts';
 import { createJobQueue, queueDepth } from './adapters/queue/queue.ts';
 import { createStorage } from './adapters/storage/factory.ts';
@@ -48,8 +46,13 @@ export async function openServices(config: Config): Promise<Services> {
     await database.close();
     throw error;
   }
+  // ioredis and prom-client are loaded only when configured: each adds about 20 MB resident.
   const redis = config.redisUrl
-    ? new Redis(config.redisUrl, { connectTimeout: 1000, maxRetriesPerRequest: 1, lazyConnect: false })
+    ? new (await import('ioredis')).Redis(config.redisUrl, {
+        connectTimeout: 1000,
+        maxRetriesPerRequest: 1,
+        lazyConnect: false,
+      })
     : undefined;
   // Without a listener, a lost Redis connection would crash the process; limits fail open meanwhile.
   redis?.on('error', () => {});
@@ -57,7 +60,7 @@ export async function openServices(config: Config): Promise<Services> {
   const metrics =
     config.metricsPort === undefined
       ? undefined
-      : createMetrics({
+      : (await import('./adapters/metrics/metrics.ts')).createMetrics({
           ...(database.pool ? { pool: database.pool } : {}),
           queueDepth: () => queueDepth(database.db),
           pendingDeliveries: () => pendingDeliveryStats(database.db),
