@@ -10,7 +10,15 @@
  * - The embedded database is PostgreSQL compiled to WebAssembly (9 MB). Optimising its hot functions with
  *   TurboFan took RSS from 200 MB to 790 MB for a few seconds at every start (the compiler's working
  *   memory, freed afterwards); Liftoff, V8's baseline compiler, runs it without that peak.
+ *
+ * The new image also gets Node's compile cache (NODE_COMPILE_CACHE, in the temporary folder as
+ * `module.enableCompileCache()` would put it, unless one is set): it keeps the TypeScript sources with their
+ * types stripped, so from the second start on Node does not load its type stripper (amaro, a WebAssembly
+ * build of swc: 18 MB resident) and starts faster.
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 const SEMI_SPACE = '--max-semi-space-size';
 /** Megabytes per semi-space. */
 export const SERVE_SEMI_SPACE_MB = 4;
@@ -28,5 +36,6 @@ export function execWithServeFlags(): void {
   const chosen = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
   if (chosen.some((arg) => arg.startsWith(SEMI_SPACE) || arg === '--liftoff-only')) return;
   const argv = [...serveFlags(process.env), ...process.execArgv, ...process.argv.slice(1)];
-  execve.call(process, process.execPath, [process.execPath, ...argv], process.env);
+  const env = { NODE_COMPILE_CACHE: join(tmpdir(), 'node-compile-cache'), ...process.env };
+  execve.call(process, process.execPath, [process.execPath, ...argv], env);
 }
