@@ -5,27 +5,29 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { updateUser } from '../src/adapters/db/repositories/users.ts';
 import { grantProductToUser, revokeKey } from '../src/domain/access/provisioning.ts';
-import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
+import { within } from './helpers/eventually.ts';
+import { BACKENDS, type Harness, runBehindTheService, startHarness } from './helpers/harness.ts';
 
 const LIST = '/api/v1/product/list';
 
-/** Polls `check` until it holds, for at most `ms`; fails with `what` otherwise. */
-async function within(ms: number, what: string, check: () => Promise<boolean> | boolean): Promise<void> {
-  const deadline = performance.now() + ms;
-  for (;;) {
-    if (await check()) return;
-    if (performance.now() > deadline) assert.fail(`not within ${ms} ms: ${what}`);
-    await sleep(10);
-  }
-}
-
 const status = async (h: Harness, key: string, url = LIST) =>
   (await h.request({ method: 'GET', url, key })).statusCode;
+
+/** Runs `statement` with triggers off (replica role): the database changes and nobody is told. */
+async function silently(h: Harness, statement: string, params: unknown[]): Promise<void> {
+  const silent = new pg.Client({ connectionString: h.databaseUrl });
+  await silent.connect();
+  try {
+    await silent.query(`set session_replication_role = replica`);
+    await silent.query(statement, params);
+  } finally {
+    await silent.end();
+  }
+}
 
 describe('principal cache across two processes (postgres)', { skip: !BACKENDS.includes('postgres') }, () => {
   let a: Harness;
@@ -56,14 +58,7 @@ describe('principal cache across two processes (postgres)', { skip: !BACKENDS.in
     const c = await a.company();
     await cachedOnBoth(c.key);
     // With triggers off (replica role), the database changes silently: the cache still answers.
-    const silent = new pg.Client({ connectionString: a.databaseUrl });
-    await silent.connect();
-    try {
-      await silent.query(`set session_replication_role = replica`);
-      await silent.query(`update api_keys set scopes = '{handoff:write}' where company_id = $1`, [c.id]);
-    } finally {
-      await silent.end();
-    }
+    await silently(a, `update api_keys set scopes = '{handoff:write}' where company_id = $1`, [c.id]);
     assert.equal(await status(b, c.key), 200, 'the cached principal answered without a query');
   });
 
@@ -132,14 +127,7 @@ describe('principal cache across two processes (postgres)', { skip: !BACKENDS.in
     const first = await names(b);
     assert.deepEqual(await names(b), first);
     // Renamed silently (no trigger): the list is answered from memory, without a query.
-    const silent = new pg.Client({ connectionString: a.databaseUrl });
-    await silent.connect();
-    try {
-      await silent.query(`set session_replication_role = replica`);
-      await silent.query(`update products set name = name || ' (renamed)' where company_id = $1`, [c.id]);
-    } finally {
-      await silent.end();
-    }
+    await silently(a, `update products set name = name || ' (renamed)' where company_id = $1`, [c.id]);
     assert.deepEqual(await names(b), first, 'the cached list answered');
     // A product inserted through the other process (migration 0015: inserts notify too).
     const added = await c.addProduct();
@@ -213,13 +201,7 @@ for (const backend of BACKENDS) {
       assert.equal(await status(h, k.key), 200);
       assert.ok(h.services.principalCache.size > 0, 'the key is cached');
       // Straight to the driver, past the service's own write watch: only the NOTIFY can tell.
-      const update = `update api_keys set revoked_at = now() where id = '${k.id}'`;
-      if (h.services.database.pglite) await h.services.database.pglite.exec(update);
-      else {
-        const other = new pg.Client({ connectionString: h.databaseUrl });
-        await other.connect();
-        await other.query(update).finally(() => other.end());
-      }
+      await runBehindTheService(h, `update api_keys set revoked_at = now() where id = '${k.id}'`);
       await within(1000, 'the revoked key is refused', async () => (await status(h, k.key)) === 401);
     });
 

@@ -6,20 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import pg from 'pg';
+import { within } from './helpers/eventually.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
-import { createRecord, finalizeRecord, patchRecord, readRecord, sleep } from './helpers/handoffs.ts';
-import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
-
-/** Polls `check` until it holds, for at most `ms`; fails with `what` otherwise. */
-async function within(ms: number, what: string, check: () => Promise<boolean> | boolean): Promise<void> {
-  const deadline = performance.now() + ms;
-  for (;;) {
-    if (await check()) return;
-    if (performance.now() > deadline) assert.fail(`not within ${ms} ms: ${what}`);
-    await sleep(10);
-  }
-}
+import { createRecord, finalizeRecord, patchRecord, readRecord } from './helpers/handoffs.ts';
+import { BACKENDS, type Harness, runBehindTheService, startHarness } from './helpers/harness.ts';
 
 const versionOf = async (h: Harness, c: TestCompany, id: string) => {
   const res = await readRecord(h, c, id);
@@ -33,18 +23,6 @@ async function readUntilCached(h: Harness, c: TestCompany, id: string): Promise<
     await versionOf(h, c, id);
     return h.services.handoffCache.getPartial(`${c.id}:${id}`) !== undefined;
   });
-}
-
-/** Runs `statement` on its own connection (or PGlite), past the service's code: only the NOTIFY tells. */
-async function behindTheService(h: Harness, statement: string): Promise<void> {
-  const pglite = h.services.database.pglite;
-  if (pglite) {
-    await pglite.exec(statement);
-    return;
-  }
-  const other = new pg.Client({ connectionString: h.databaseUrl });
-  await other.connect();
-  await other.query(statement).finally(() => other.end());
 }
 
 for (const backend of BACKENDS) {
@@ -89,15 +67,32 @@ for (const backend of BACKENDS) {
       assert.equal(res.headers.etag, final.headers.etag);
     });
 
+    it('answers one version with the same bytes, fresh or from memory (a strong ETag, decision 19)', async () => {
+      const c = await h.company();
+      const { id } = await createRecord(h, c, { metadata: { b: 1, a: [1, 'x'], nested: { z: null } } });
+      await readUntilCached(h, c, id);
+      const patched = await patchRecord(h, c, id, { c: 'é' });
+      const fresh = await readRecord(h, c, id);
+      await readUntilCached(h, c, id);
+      const cached = await readRecord(h, c, id);
+      assert.equal(fresh.headers.etag, patched.headers.etag);
+      assert.equal(fresh.body, patched.body, 'the write and the read of one version');
+      assert.equal(cached.body, fresh.body, 'a read from memory and one from the database');
+      const final = await finalizeRecord(h, c, id);
+      const finalRead = await readRecord(h, c, id);
+      assert.equal(finalRead.body, final.body);
+      assert.equal((await readRecord(h, c, id)).body, final.body);
+    });
+
     it('hears a change and a deletion made behind the service within 1 s', async () => {
       const c = await h.company();
       const { id, etag } = await createRecord(h, c, { metadata: { a: 1 } });
       await readUntilCached(h, c, id);
-      await behindTheService(h, `update call_handoffs set metadata = '{"a":2}' where id = '${id}'`);
+      await runBehindTheService(h, `update call_handoffs set metadata = '{"a":2}' where id = '${id}'`);
       await within(1000, 'the new version is read', async () => (await versionOf(h, c, id)) !== etag);
       assert.deepEqual((await readRecord(h, c, id)).json().metadata, { a: 2 });
       await readUntilCached(h, c, id);
-      await behindTheService(
+      await runBehindTheService(
         h,
         `begin; select set_config('cqs.erasing', 'on', true); delete from call_handoffs where id = '${id}'; commit;`,
       );

@@ -5,7 +5,7 @@
  * registration by `route-access.ts`); only the not-found handler has none, and it needs no key.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authenticate, authenticateFromCache, requireAdmin, requireScope } from '../domain/access/auth.ts';
+import { authenticate, requireAdmin, requireScope } from '../domain/access/auth.ts';
 import type { Principal } from '../domain/access/principal.ts';
 import { BadRequestError, UnauthenticatedError } from '../domain/errors.ts';
 import type { Services } from '../services.ts';
@@ -63,9 +63,8 @@ export function installAuth(app: FastifyInstance, services: Services): void {
     try {
       const { key, viaQuery } = keyFrom(request);
       if (viaQuery) setDeprecationHeaders(reply, docsUrl, API_KEY_QUERY_SUNSET);
-      principal =
-        authenticateFromCache(key, services.principalCache) ??
-        (await authenticate(services.database.db, key, services.principalCache));
+      const found = authenticate(services.database.db, key, services.principalCache);
+      principal = found instanceof Promise ? await found : found;
     } catch (error) {
       if (error instanceof UnauthenticatedError) await failures.failed(request.ip);
       throw error;

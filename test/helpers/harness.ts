@@ -151,3 +151,18 @@ export async function startHarness(
     },
   };
 }
+
+/**
+ * Runs `statement` past the service's own code (PGlite's driver, or a connection of its own on PostgreSQL):
+ * only the database's NOTIFY can tell the service that something changed.
+ */
+export async function runBehindTheService(h: Harness, statement: string): Promise<void> {
+  const pglite = h.services.database.pglite;
+  if (pglite) {
+    await pglite.exec(statement);
+    return;
+  }
+  const other = new pg.Client({ connectionString: h.databaseUrl });
+  await other.connect();
+  await other.query(statement).finally(() => other.end());
+}

@@ -9,21 +9,14 @@ import type { PrincipalCache } from './principal-cache.ts';
 
 /**
  * Finds the principal behind a key, or throws UnauthenticatedError. A malformed key costs no query; with
- * `cache`, neither does a key seen recently (refusals are never cached).
+ * `cache`, neither does a key seen recently (refusals are never cached), and then the principal comes back
+ * at once, not in a promise (most requests). A malformed key throws at once.
  */
-export async function authenticate(db: Db, key: string, cache?: PrincipalCache): Promise<Principal> {
+export function authenticate(db: Db, key: string, cache?: PrincipalCache): Principal | Promise<Principal> {
   if (!isWellFormedApiKey(key)) throw new UnauthenticatedError('invalid API key');
   const keyHash = hashApiKey(key);
-  return cache ? cache.lookup(keyHash, () => lookUp(db, keyHash)) : lookUp(db, keyHash);
-}
-
-/**
- * The principal behind a key when `cache` holds it, synchronously (most requests: no promise, no query);
- * undefined otherwise, including for a malformed key, which `authenticate` then refuses.
- */
-export function authenticateFromCache(key: string, cache: PrincipalCache | undefined): Principal | undefined {
-  if (!cache || !isWellFormedApiKey(key)) return undefined;
-  return cache.peek(hashApiKey(key));
+  if (!cache) return lookUp(db, keyHash);
+  return cache.peek(keyHash) ?? cache.lookup(keyHash, () => lookUp(db, keyHash));
 }
 
 async function lookUp(db: Db, keyHash: string): Promise<Principal> {
