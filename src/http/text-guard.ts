@@ -27,14 +27,17 @@ export function isStorableText(value: unknown): boolean {
 
 /** Installs the guard: such a body is a 422 before validation, for every route. */
 export function installTextGuard(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request, reply) => {
+  // A callback hook: it runs on every request, most of which (GETs) have no body, and a promise costs.
+  app.addHook('preValidation', (request, reply, done) => {
     const body = request.body;
     const json =
       typeof body === 'string' ||
       Array.isArray(body) ||
       Object.getPrototypeOf(body ?? 0) === Object.prototype;
     if (json && !isStorableText(body)) {
-      return reply.code(422).send({ error: 'strings must be well-formed Unicode (no lone surrogates)' });
+      reply.code(422).send({ error: 'strings must be well-formed Unicode (no lone surrogates)' });
+      return;
     }
+    done();
   });
 }

@@ -2,13 +2,30 @@
  * Request validation with TypeBox's compiler: bodies are checked as sent (no coercion, no silent removal
  * of unknown fields), querystrings and params are converted from text first.
  */
-import { registerAjvFormats, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
-import type { FastifySchemaValidationError } from 'fastify';
+import { registerAjvFormats } from '@fastify/type-provider-typebox';
+import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
+import { Compile } from 'typebox/compile';
+import type { TSchema } from 'typebox';
+import { Value } from 'typebox/value';
 
 registerAjvFormats();
 
-/** The validator compiler every route uses. */
-export const validatorCompiler = TypeBoxValidatorCompiler;
+/**
+ * The validator compiler every route uses: the provider's `TypeBoxValidatorCompiler`, except that a
+ * querystring, params or headers value is checked as it came before it is converted. Most requests send
+ * them already valid (a string id, a string header), and `Value.Convert` walks the schema and copies the
+ * value on every request; only a value that fails (`?wait=5` for a number) is converted and checked again.
+ */
+export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
+  const typeCheck = Compile(schema);
+  return (value: unknown) => {
+    if (typeCheck.Check(value)) return { value };
+    if (httpPart === 'body') return { error: typeCheck.Errors(value) as FastifySchemaValidationError[] };
+    const converted = Value.Convert(schema, value);
+    if (typeCheck.Check(converted)) return { value: converted };
+    return { error: typeCheck.Errors(converted) as FastifySchemaValidationError[] };
+  };
+};
 
 /** `/tags/0/value` → `tags[0].value`. */
 export function fieldPath(instancePath: string, prefix = ''): string {

@@ -1,6 +1,6 @@
 /** The call-handoff endpoints: the reader (spec 4.5) and the writer side (decision 18). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../../../domain/errors.ts';
 import { createHandoffReader } from '../../../domain/handoffs/reader.ts';
 import { createHandoff, finalizeHandoffRecord, mergeHandoff } from '../../../domain/handoffs/records.ts';
@@ -39,11 +39,14 @@ const TAGS = ['call-handoff'];
 const WRITE_ERRORS = [404, 413, 415, 422] as const;
 
 // The schema would convert loosely ('' to 0, '0x10' to 16); a wait must be written as plain decimal seconds.
-async function waitIsDecimal(request: FastifyRequest): Promise<void> {
+// A callback hook, as every read runs it.
+function waitIsDecimal(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
   const wait = (request.query as Record<string, unknown>).wait;
   if (typeof wait === 'string' && !/^\d{1,3}(\.\d{1,6})?$/.test(wait)) {
-    throw new ValidationError('must be a number of seconds from 0 to 30', 'query.wait');
+    done(new ValidationError('must be a number of seconds from 0 to 30', 'query.wait'));
+    return;
   }
+  done();
 }
 
 // Create and finalize may be sent without a body (`curl -X POST …/finalize`): that means `{}`.
