@@ -4,8 +4,8 @@
  */
 import { registerAjvFormats } from '@fastify/type-provider-typebox';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
-import { Compile } from 'typebox/compile';
 import type { TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 
 registerAjvFormats();
