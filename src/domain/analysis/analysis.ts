@@ -8,6 +8,7 @@ import type { Db } from '../../adapters/db/database.ts';
 import {
   type AnalysisOutcome,
   findAnalysis,
+  findAnalysisSubject,
   finishAnalysisRun,
   startAnalysisRun,
 } from '../../adapters/db/repositories/analyses.ts';
@@ -18,7 +19,7 @@ import type { JobQueue } from '../../adapters/queue/queue.ts';
 import type { Storage } from '../../adapters/storage/storage.ts';
 import type { DetectorKind } from '../../adapters/vad/detector.ts';
 import type { SegmentInput } from '../calls/transcript.ts';
-import { callRef, recordEvent } from '../events/record.ts';
+import type { EventData, EventType } from '../events/types.ts';
 import type { MediaFindings } from '../uploads/uploads.ts';
 import { type AnalysisFigures, computeFigures, type SpeechRole, type Track } from './figures.ts';
 import { findSpeech } from './recording.ts';
@@ -157,13 +158,8 @@ async function analyzeRecording(
   }
 }
 
-async function analyzeTranscript(
-  db: Db,
-  companyId: string,
-  conversationUuid: string,
-): Promise<AnalysisOutcome> {
-  const conversation = await findConversationByUuid(db, companyId, conversationUuid);
-  const segments = (conversation?.transcript ?? []) as Partial<SegmentInput>[];
+function analyzeTranscript(transcript: unknown): AnalysisOutcome {
+  const segments = (Array.isArray(transcript) ? transcript : []) as Partial<SegmentInput>[];
   if (!segments.every(hasTimes)) {
     return { status: 'failed', reason: 'a transcript segment has no times', figures: null, method: null };
   }
@@ -192,26 +188,27 @@ export async function runAnalysis(
   if (typeof conversationUuid !== 'string' || typeof runId !== 'string') {
     return { status: 'failed', reason: 'an analysis job without a call or a run' };
   }
-  const row = await findAnalysis(deps.db, companyId, conversationUuid);
-  if (row?.runId !== runId) return { status: 'superseded' };
+  // One read: the run the call is at, its ids for the event, and its transcript.
+  const subject = await findAnalysisSubject(deps.db, companyId, conversationUuid);
+  if (subject?.runId !== runId) return { status: 'superseded' };
   const outcome =
     typeof uploadId === 'number'
       ? await analyzeRecording(deps, companyId, uploadId)
-      : await analyzeTranscript(deps.db, companyId, conversationUuid);
-  // A ready analysis is an event (analysis.ready), written with the result.
-  const stored = await deps.db.transaction(async (tx) => {
-    if (!(await finishAnalysisRun(tx, companyId, conversationUuid, runId, outcome))) return false;
-    if (outcome.status === 'ready') {
-      const ref = await callRef(tx, companyId, conversationUuid);
-      await recordEvent(tx, companyId, 'analysis.ready', {
-        ...ref,
-        status: 'ready',
-        source: typeof uploadId === 'number' ? 'recording' : 'transcript',
-        ...(typeof uploadId === 'number' ? { upload_id: uploadId } : {}),
-      });
-    }
-    return true;
-  });
+      : analyzeTranscript(subject.transcript);
+  // A ready analysis is an event (analysis.ready), written by the statement that stores the result.
+  const event: { type: EventType; data: EventData } | undefined =
+    outcome.status === 'ready'
+      ? {
+          type: 'analysis.ready',
+          data: {
+            ...subject.ref,
+            status: 'ready',
+            source: typeof uploadId === 'number' ? 'recording' : 'transcript',
+            ...(typeof uploadId === 'number' ? { upload_id: uploadId } : {}),
+          },
+        }
+      : undefined;
+  const stored = await finishAnalysisRun(deps.db, companyId, conversationUuid, runId, outcome, event);
   if (!stored) return { status: 'superseded' };
   return outcome.status === 'ready'
     ? { status: 'ready' }

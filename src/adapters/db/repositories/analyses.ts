@@ -1,7 +1,8 @@
 /** Call analyses (decision 28), one row per call. Every query is filtered by company. */
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
-import { callAnalyses, uploads } from '../schema.ts';
+import { callAnalyses, conversations, uploads, users } from '../schema.ts';
+import type { CallRef } from './events.ts';
 
 /** A call_analyses row. */
 export type CallAnalysis = typeof callAnalyses.$inferSelect;
@@ -31,26 +32,74 @@ export async function startAnalysisRun(
     });
 }
 
-/** Stores the outcome of a run, only if it is still the call's latest run; false when it is not. */
+/**
+ * Stores the outcome of a run, only if it is still the call's latest run; false when it is not. With
+ * `event`, the event is written by the same statement when the run is stored (its transactional outbox).
+ */
 export async function finishAnalysisRun(
   db: Db,
   companyId: string,
   conversationUuid: string,
   runId: string,
   outcome: AnalysisOutcome,
+  event?: { type: string; data: Record<string, unknown> },
 ): Promise<boolean> {
-  const rows = await db
-    .update(callAnalyses)
-    .set({ ...outcome, updatedAt: new Date() })
-    .where(
+  const figures =
+    outcome.figures === null || outcome.figures === undefined ? null : JSON.stringify(outcome.figures);
+  const stored = sql`update ${callAnalyses} set status = ${outcome.status}, reason = ${outcome.reason},
+      figures = ${figures}::jsonb, method = ${outcome.method}, updated_at = now()
+    where company_id = ${companyId} and conversation_uuid = ${conversationUuid} and run_id = ${runId}
+    returning company_id`;
+  // Without an event, no insert at all: the events table's statement trigger would notify for nothing.
+  const result = event
+    ? await db.execute(sql`with stored as (${stored}),
+        written as (insert into events (company_id, type, data)
+          select company_id, ${event.type}::text, ${JSON.stringify(event.data)}::jsonb from stored)
+        select count(*)::int as stored from stored`)
+    : await db.execute(sql`with stored as (${stored}) select count(*)::int as stored from stored`);
+  const [row] = (result as unknown as { rows: { stored: number }[] }).rows;
+  return (row?.stored ?? 0) > 0;
+}
+
+/** What an analysis job reads of its call, in one statement: the run it is at, the call's ids and transcript. */
+export interface AnalysisSubject {
+  runId: string;
+  ref: CallRef;
+  transcript: unknown;
+}
+
+/** The call's analysis run with its call's ids and transcript, or undefined when the call has no analysis. */
+export async function findAnalysisSubject(
+  db: Db,
+  companyId: string,
+  conversationUuid: string,
+): Promise<AnalysisSubject | undefined> {
+  const [row] = await db
+    .select({
+      runId: callAnalyses.runId,
+      conversationId: conversations.conversationId,
+      email: users.email,
+      transcript: conversations.transcript,
+    })
+    .from(callAnalyses)
+    .innerJoin(
+      conversations,
       and(
-        eq(callAnalyses.companyId, companyId),
-        eq(callAnalyses.conversationUuid, conversationUuid),
-        eq(callAnalyses.runId, runId),
+        eq(conversations.companyId, callAnalyses.companyId),
+        eq(conversations.id, callAnalyses.conversationUuid),
       ),
     )
-    .returning({ runId: callAnalyses.runId });
-  return rows.length > 0;
+    .innerJoin(
+      users,
+      and(eq(users.companyId, conversations.companyId), eq(users.id, conversations.agentUserId)),
+    )
+    .where(and(eq(callAnalyses.companyId, companyId), eq(callAnalyses.conversationUuid, conversationUuid)));
+  if (!row) return undefined;
+  return {
+    runId: row.runId,
+    ref: { call_id: conversationUuid, conversation_id: row.conversationId, agent_email: row.email },
+    transcript: row.transcript,
+  };
 }
 
 /** The call's analysis row, or undefined. */
