@@ -104,7 +104,13 @@ export function startWorker(options: WorkerOptions): Worker {
     poked = true;
     wake?.();
   };
-  const unsubscribe = queue.onNotify(poke);
+  // Set when a claim found fewer jobs than it asked for: a job that ends then needs no claim of its own
+  // (it would find nothing); a wake-up (a job queued here) or the poll claims next.
+  let drained = false;
+  const unsubscribe = queue.onNotify(() => {
+    drained = false;
+    poke();
+  }, options.kinds);
 
   const waitForWork = () =>
     new Promise<void>((resolve) => {
@@ -124,10 +130,12 @@ export function startWorker(options: WorkerOptions): Worker {
       const free = concurrency - inFlight.size;
       if (free > 0) {
         try {
-          for (const job of await queue.claim(free, options.kinds, options.leaseSeconds)) {
+          const claimed = await queue.claim(free, options.kinds, options.leaseSeconds);
+          drained = claimed.length < free;
+          for (const job of claimed) {
             const running: Promise<void> = runJob(queue, handlers, job, log).finally(() => {
               inFlight.delete(running);
-              poke();
+              if (!drained) poke();
             });
             inFlight.add(running);
           }

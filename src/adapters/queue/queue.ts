@@ -40,6 +40,12 @@ export interface KindFilter {
   except?: readonly string[];
 }
 
+/** True when a worker of this filter takes jobs of `kind`. */
+export function takesKind(filter: KindFilter, kind: string): boolean {
+  if (filter.only && !filter.only.includes(kind)) return false;
+  return !filter.except?.includes(kind);
+}
+
 /** What became of a failed job. */
 export type FailOutcome = 'retry' | 'dead';
 
@@ -56,10 +62,13 @@ export interface JobQueue {
   complete(job: Job): Promise<void>;
   /** Records a failure: retried later with backoff, or dead after the last attempt or when permanent. */
   fail(job: Job, error: unknown, options?: { permanent?: boolean }): Promise<FailOutcome>;
-  /** Wakes this process's workers now (call after the transaction that enqueued commits). */
-  notify(): void;
-  /** Subscribes to notify(); returns the unsubscriber. */
-  onNotify(listener: () => void): () => void;
+  /**
+   * Wakes this process's workers now (call after the transaction that enqueued commits): those that take
+   * one of `kinds`, or every worker when the kinds are not given.
+   */
+  notify(kinds?: readonly string[]): void;
+  /** Subscribes to notify() for the kinds a worker takes (all by default); returns the unsubscriber. */
+  onNotify(listener: () => void, kinds?: KindFilter): () => void;
 }
 
 /** Tuning of the queue. */
@@ -88,7 +97,7 @@ const secondsFromNow = (seconds: number) => sql`now() + make_interval(secs => ${
 export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
   const leaseSeconds = options.leaseSeconds ?? 300;
   const backoff = options.backoffSeconds ?? defaultBackoffSeconds;
-  const listeners = new Set<() => void>();
+  const listeners = new Set<{ wake: () => void; kinds: KindFilter }>();
   const mine = (job: Job) => and(eq(jobs.id, job.id), eq(jobs.attempts, job.attempts));
 
   return {
@@ -170,11 +179,15 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
       return 'retry';
     },
 
-    notify() {
-      for (const listener of listeners) listener();
+    notify(kinds) {
+      // A wake-up costs the worker a claim query: a worker that takes none of these kinds sleeps on.
+      for (const listener of listeners) {
+        if (!kinds || kinds.some((kind) => takesKind(listener.kinds, kind))) listener.wake();
+      }
     },
 
-    onNotify(listener) {
+    onNotify(wake, kinds = {}) {
+      const listener = { wake, kinds };
       listeners.add(listener);
       return () => listeners.delete(listener);
     },

@@ -6,7 +6,7 @@ import type { ConversationFields } from '../../adapters/db/repositories/conversa
 import type { JobQueue } from '../../adapters/queue/queue.ts';
 import type { Storage } from '../../adapters/storage/storage.ts';
 import type { Principal } from '../access/principal.ts';
-import { transcriptAnalysisRun } from '../analysis/analysis.ts';
+import { ANALYZE_CALL_JOB, transcriptAnalysisRun } from '../analysis/analysis.ts';
 import { ValidationError } from '../errors.ts';
 import { planMedia } from '../uploads/media.ts';
 import { signNewUpload, type UploadUrlResponse } from '../uploads/uploads.ts';
@@ -111,7 +111,7 @@ export async function createCall(
       productId: input.product_id,
     });
   }
-  if (written.analysisQueued) deps.queue.notify();
+  if (written.analysisQueued) deps.queue.notify([ANALYZE_CALL_JOB]);
   if (upload && written.uploadId !== undefined) return upload.response(written.uploadId, conversationId);
   return { success: true as const, conversation_id: conversationId };
 }

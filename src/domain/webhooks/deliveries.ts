@@ -12,7 +12,7 @@ import type { JobQueue } from '../../adapters/queue/queue.ts';
 import type { Principal } from '../access/principal.ts';
 import { NotFoundError } from '../errors.ts';
 import { WEBHOOK_TEST_TYPE } from '../events/types.ts';
-import { enqueueEndpointDeliveries } from './delivery.ts';
+import { enqueueEndpointDeliveries, WEBHOOK_DELIVER_JOB } from './delivery.ts';
 import { requireEndpoint } from './endpoints.ts';
 
 /** Deliveries shown per endpoint, newest first. */
@@ -85,7 +85,7 @@ export async function sendTestMessage(
     });
     await enqueueEndpointDeliveries(tx, queue, principal.companyId, endpointId);
   });
-  queue.notify();
+  queue.notify([WEBHOOK_DELIVER_JOB]);
   return { event_id: id };
 }
 
@@ -104,5 +104,5 @@ export async function redeliver(
     }
     await enqueueEndpointDeliveries(tx, queue, principal.companyId, endpointId);
   });
-  queue.notify();
+  queue.notify([WEBHOOK_DELIVER_JOB]);
 }

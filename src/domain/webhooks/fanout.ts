@@ -13,7 +13,7 @@ import {
 } from '../../adapters/db/repositories/webhooks.ts';
 import type { JobQueue } from '../../adapters/queue/queue.ts';
 import { toEventView } from '../events/feed.ts';
-import { enqueueEndpointDeliveries } from './delivery.ts';
+import { enqueueEndpointDeliveries, WEBHOOK_DELIVER_JOB } from './delivery.ts';
 
 const BATCH = 500;
 
@@ -37,7 +37,7 @@ export async function fanOutEvents(db: Db, queue: JobQueue): Promise<number> {
     total += read;
     // Workers are woken only when there is something to deliver: every call write is an event, and a
     // wake-up costs each worker a claim query.
-    if (delivering) queue.notify();
+    if (delivering) queue.notify([WEBHOOK_DELIVER_JOB]);
     if (read < BATCH) return total;
   }
 }
@@ -48,6 +48,6 @@ export async function queueDueDeliveries(db: Db, queue: JobQueue): Promise<numbe
   for (const e of await listEndpointsWithDueDeliveries(db, 1000)) {
     if (await enqueueEndpointDeliveries(db, queue, e.companyId, e.endpointId)) queued++;
   }
-  if (queued > 0) queue.notify();
+  if (queued > 0) queue.notify([WEBHOOK_DELIVER_JOB]);
   return queued;
 }
