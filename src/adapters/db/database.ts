@@ -2,6 +2,7 @@
  * Opens the database: embedded PGlite in the data directory by default, or a PostgreSQL server through a
  * connection pool when DATABASE_URL is set. Both run the same migrations and the same queries.
  */
+
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,7 @@ import pg from 'pg';
 import { observingAccessWrites } from './access-writes.ts';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.ts';
 import { translatingErrors } from './error-translation.ts';
+import { registerDriver } from './prepared.ts';
 import * as schema from './schema.ts';
 
 /** The query interface every repository takes: the database itself or a transaction of it. */
@@ -157,6 +159,7 @@ async function openPostgres(url: string, poolSize: number, timeouts: DatabaseTim
   const accessWrites = accessWriteListeners();
   const client = translatingErrors(observingAccessWrites(pool, accessWrites.emit));
   const db = drizzlePg({ client, schema }) as unknown as Db;
+  registerDriver(db, 'postgres', client);
   return {
     kind: 'postgres',
     db,
@@ -213,6 +216,7 @@ async function openPglite(dir: string): Promise<Database> {
   const accessWrites = accessWriteListeners();
   const wrapped = translatingErrors(observingAccessWrites(client, accessWrites.emit));
   const db = drizzlePglite({ client: wrapped, schema }) as unknown as Db;
+  registerDriver(db, 'pglite', wrapped);
   return {
     kind: 'pglite',
     db,

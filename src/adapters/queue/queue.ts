@@ -6,8 +6,9 @@
  * the job is kept, dead, with its last error. A job is deleted when done. Times come from the database's
  * clock, so several processes agree on them.
  */
-import { and, asc, eq, inArray, isNotNull, isNull, lt, lte, notInArray, or, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
+import { prepared, runPrepared } from '../db/prepared.ts';
 import { jobs } from '../db/schema.ts';
 
 /** A job to enqueue. */
@@ -93,6 +94,30 @@ function errorText(error: unknown): string {
 
 const secondsFromNow = (seconds: number) => sql`now() + make_interval(secs => ${seconds})`;
 
+/**
+ * Claims due jobs: the oldest first, skipping those another worker holds, and counts an attempt. A job
+ * still holding a lease it never released lost its worker: it is taken even on its last attempt, so that
+ * it is declared dead (and its dedupe key freed) instead of lingering. $3 / $4: JSON arrays of the kinds
+ * taken only / not taken, or null.
+ */
+const CLAIM = prepared(
+  'jobs_claim',
+  `update jobs set locked_until = now() + make_interval(secs => $2::double precision), attempts = attempts + 1
+   where id in (
+     select id from jobs
+     where run_at <= now() and (locked_until is null or locked_until < now())
+       and (attempts < max_attempts or locked_until is not null)
+       and ($3::jsonb is null or jsonb_exists($3::jsonb, kind))
+       and ($4::jsonb is null or not jsonb_exists($4::jsonb, kind))
+     order by run_at, id
+     limit $1::int
+     for update skip locked)
+   returning id, company_id, kind, payload, attempts, max_attempts, last_error`,
+);
+
+/** Deletes a finished job, unless its lease was lost to another worker meanwhile ($2: the claim's attempt). */
+const COMPLETE = prepared('jobs_complete', 'delete from jobs where id = $1::bigint and attempts = $2::int');
+
 /** Makes the queue over `db`. */
 export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
   const leaseSeconds = options.leaseSeconds ?? 300;
@@ -118,43 +143,27 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
     },
 
     async claim(limit, kinds = {}, lease = leaseSeconds) {
-      const due = db
-        .select({ id: jobs.id })
-        .from(jobs)
-        .where(
-          and(
-            lte(jobs.runAt, sql`now()`),
-            or(isNull(jobs.lockedUntil), lt(jobs.lockedUntil, sql`now()`)),
-            // A job still holding a lease it never released lost its worker: take it even on its last
-            // attempt, so that it is declared dead (and its dedupe key freed) instead of lingering.
-            or(lt(jobs.attempts, jobs.maxAttempts), isNotNull(jobs.lockedUntil)),
-            kinds.only ? inArray(jobs.kind, [...kinds.only]) : undefined,
-            kinds.except?.length ? notInArray(jobs.kind, [...kinds.except]) : undefined,
-          ),
-        )
-        .orderBy(asc(jobs.runAt), asc(jobs.id))
-        .limit(limit)
-        .for('update', { skipLocked: true });
-      const rows = await db
-        .update(jobs)
-        .set({ lockedUntil: secondsFromNow(lease), attempts: sql`${jobs.attempts} + 1` })
-        .where(inArray(jobs.id, due))
-        .returning();
+      const rows = await runPrepared(db, CLAIM, [
+        limit,
+        lease,
+        kinds.only ? JSON.stringify(kinds.only) : null,
+        kinds.except?.length ? JSON.stringify(kinds.except) : null,
+      ]);
       return rows
         .map((r) => ({
-          id: r.id,
-          companyId: r.companyId,
-          kind: r.kind,
+          id: Number(r.id),
+          companyId: (r.company_id as string | null) ?? null,
+          kind: String(r.kind),
           payload: (r.payload ?? {}) as Record<string, unknown>,
-          attempts: r.attempts,
-          maxAttempts: r.maxAttempts,
-          lastError: r.lastError,
+          attempts: Number(r.attempts),
+          maxAttempts: Number(r.max_attempts),
+          lastError: (r.last_error as string | null) ?? null,
         }))
         .sort((a, b) => a.id - b.id);
     },
 
     async complete(job) {
-      await db.delete(jobs).where(mine(job));
+      await runPrepared(db, COMPLETE, [job.id, job.attempts]);
     },
 
     async fail(job, error, failOptions = {}) {

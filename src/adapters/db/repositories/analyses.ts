@@ -1,7 +1,8 @@
 /** Call analyses (decision 28), one row per call. Every query is filtered by company. */
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import type { Db } from '../database.ts';
-import { callAnalyses, conversations, uploads, users } from '../schema.ts';
+import { prepared, runPrepared } from '../prepared.ts';
+import { callAnalyses, uploads } from '../schema.ts';
 import type { CallRef } from './events.ts';
 
 /** A call_analyses row. */
@@ -32,6 +33,22 @@ export async function startAnalysisRun(
     });
 }
 
+const STORE_RUN = `update call_analyses set status = $4::text, reason = $5::text, figures = $6::jsonb,
+    method = $7::text, updated_at = now()
+  where company_id = $1::uuid and conversation_uuid = $2::uuid and run_id = $3::uuid
+  returning company_id`;
+const FINISH_RUN = prepared(
+  'analysis_finish',
+  `with stored as (${STORE_RUN}) select count(*)::int as stored from stored`,
+);
+const FINISH_RUN_WITH_EVENT = prepared(
+  'analysis_finish_with_event',
+  `with stored as (${STORE_RUN}),
+     written as (insert into events (company_id, type, data)
+       select company_id, $8::text, $9::jsonb from stored)
+   select count(*)::int as stored from stored`,
+);
+
 /**
  * Stores the outcome of a run, only if it is still the call's latest run; false when it is not. With
  * `event`, the event is written by the same statement when the run is stored (its transactional outbox).
@@ -46,20 +63,30 @@ export async function finishAnalysisRun(
 ): Promise<boolean> {
   const figures =
     outcome.figures === null || outcome.figures === undefined ? null : JSON.stringify(outcome.figures);
-  const stored = sql`update ${callAnalyses} set status = ${outcome.status}, reason = ${outcome.reason},
-      figures = ${figures}::jsonb, method = ${outcome.method}, updated_at = now()
-    where company_id = ${companyId} and conversation_uuid = ${conversationUuid} and run_id = ${runId}
-    returning company_id`;
+  const values = [
+    companyId,
+    conversationUuid,
+    runId,
+    outcome.status,
+    outcome.reason,
+    figures,
+    outcome.method,
+  ];
   // Without an event, no insert at all: the events table's statement trigger would notify for nothing.
-  const result = event
-    ? await db.execute(sql`with stored as (${stored}),
-        written as (insert into events (company_id, type, data)
-          select company_id, ${event.type}::text, ${JSON.stringify(event.data)}::jsonb from stored)
-        select count(*)::int as stored from stored`)
-    : await db.execute(sql`with stored as (${stored}) select count(*)::int as stored from stored`);
-  const [row] = (result as unknown as { rows: { stored: number }[] }).rows;
-  return (row?.stored ?? 0) > 0;
+  const [row] = event
+    ? await runPrepared(db, FINISH_RUN_WITH_EVENT, [...values, event.type, JSON.stringify(event.data)])
+    : await runPrepared(db, FINISH_RUN, values);
+  return Number(row?.stored ?? 0) > 0;
 }
+
+const FIND_SUBJECT = prepared(
+  'analysis_subject',
+  `select a.run_id, c.conversation_id, u.email, c.transcript
+   from call_analyses a
+     join conversations c on c.company_id = a.company_id and c.id = a.conversation_uuid
+     join users u on u.company_id = c.company_id and u.id = c.agent_user_id
+   where a.company_id = $1::uuid and a.conversation_uuid = $2::uuid`,
+);
 
 /** What an analysis job reads of its call, in one statement: the run it is at, the call's ids and transcript. */
 export interface AnalysisSubject {
@@ -74,30 +101,15 @@ export async function findAnalysisSubject(
   companyId: string,
   conversationUuid: string,
 ): Promise<AnalysisSubject | undefined> {
-  const [row] = await db
-    .select({
-      runId: callAnalyses.runId,
-      conversationId: conversations.conversationId,
-      email: users.email,
-      transcript: conversations.transcript,
-    })
-    .from(callAnalyses)
-    .innerJoin(
-      conversations,
-      and(
-        eq(conversations.companyId, callAnalyses.companyId),
-        eq(conversations.id, callAnalyses.conversationUuid),
-      ),
-    )
-    .innerJoin(
-      users,
-      and(eq(users.companyId, conversations.companyId), eq(users.id, conversations.agentUserId)),
-    )
-    .where(and(eq(callAnalyses.companyId, companyId), eq(callAnalyses.conversationUuid, conversationUuid)));
+  const [row] = await runPrepared(db, FIND_SUBJECT, [companyId, conversationUuid]);
   if (!row) return undefined;
   return {
-    runId: row.runId,
-    ref: { call_id: conversationUuid, conversation_id: row.conversationId, agent_email: row.email },
+    runId: String(row.run_id),
+    ref: {
+      call_id: conversationUuid,
+      conversation_id: String(row.conversation_id),
+      agent_email: String(row.email),
+    },
     transcript: row.transcript,
   };
 }

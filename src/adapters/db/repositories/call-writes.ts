@@ -5,6 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
+import { prepared, runPrepared } from '../prepared.ts';
 import type { ConversationFields } from './conversations.ts';
 import { inKeyOrder, type TagValue } from './tags.ts';
 
@@ -84,6 +85,15 @@ function failureOf(row: Record<string, unknown>): CallCheckFailure | undefined {
   }
 }
 
+const CREATE_CALL = prepared(
+  'create_call',
+  `select outcome, to_jsonb(agent_ids) as agent_ids, product_status, agent_address, call_uuid, call_state,
+     was_inserted, new_upload_id::text as new_upload_id, analysis_queued
+   from cqs_create_call($1::uuid, $2::uuid, $3::boolean, $4::text, $5::bigint, $6::text,
+     $7::double precision, $8::text, $9::text, $10::text, $11::boolean, $12::boolean, $13::boolean,
+     $14::text, $15::uuid, $16::text, $17::text, $18::text, $19::text, $20::text, $21::timestamptz)`,
+);
+
 /**
  * call/create's one statement: the agent, the product, the conversation upsert (concurrent creates of one
  * new pair end as one row), the tags, the transcript's analysis, the upload row and the event.
@@ -95,16 +105,31 @@ export async function writeCreatedCall(
 ): Promise<CreatedCallRow | CallCheckFailure> {
   const { fields, upload } = write;
   const sets = new Set(write.replace);
-  const result = await db.execute(sql`select outcome, to_jsonb(agent_ids) as agent_ids, product_status,
-    agent_address, call_uuid, call_state, was_inserted, new_upload_id::text as new_upload_id, analysis_queued
-    from cqs_create_call(${companyId}, ${write.viewer.userId}, ${write.viewer.role === 'admin'},
-      ${write.agentEmail}, ${write.productId}, ${write.conversationId}, ${fields.startTime},
-      ${fields.speakerSeparation}, ${json(fields.channelMap)}, ${json(fields.transcript)},
-      ${sets.has('startTime')}, ${sets.has('speakerSeparation')}, ${sets.has('transcript')},
-      ${write.tags.length > 0 ? JSON.stringify(inKeyOrder(write.tags)) : null},
-      ${write.analysis?.runId ?? null}, ${write.analysis?.jobKind ?? null},
-      ${upload?.filename ?? null}, ${upload?.contentType ?? null}, ${upload?.mediaKind ?? null},
-      ${upload?.objectKey ?? null}, ${upload ? upload.expiresAt.toISOString() : null})`);
+  const result = {
+    rows: await runPrepared(db, CREATE_CALL, [
+      companyId,
+      write.viewer.userId,
+      write.viewer.role === 'admin',
+      write.agentEmail,
+      write.productId,
+      write.conversationId,
+      fields.startTime,
+      fields.speakerSeparation,
+      json(fields.channelMap),
+      json(fields.transcript),
+      sets.has('startTime'),
+      sets.has('speakerSeparation'),
+      sets.has('transcript'),
+      write.tags.length > 0 ? JSON.stringify(inKeyOrder(write.tags)) : null,
+      write.analysis?.runId ?? null,
+      write.analysis?.jobKind ?? null,
+      upload?.filename ?? null,
+      upload?.contentType ?? null,
+      upload?.mediaKind ?? null,
+      upload?.objectKey ?? null,
+      upload ? upload.expiresAt.toISOString() : null,
+    ]),
+  };
   const row = rowOf(result);
   const failed = failureOf(row);
   if (failed) return failed;
