@@ -3,9 +3,11 @@
  * refused and no-op requests write none, and a rolled-back change leaves none.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { and, asc, eq, sql } from 'drizzle-orm';
+import { finishAnalysisRun } from '../src/adapters/db/repositories/analyses.ts';
 import { events } from '../src/adapters/db/schema.ts';
 import { recordEvent } from '../src/domain/events/record.ts';
 import { finalizeStaleHandoffRecords } from '../src/domain/handoffs/records.ts';
@@ -274,6 +276,38 @@ for (const backend of BACKENDS) {
       assert.deepEqual(
         analysed.map((e) => [e.type, e.data.conversation_id, e.data.source]),
         [['analysis.ready', 'conv-a', 'transcript']],
+      );
+    });
+
+    it('a run replaced before it stores its result stores nothing and writes no analysis.ready', async () => {
+      const c = await h.company();
+      const created = await written(c, () =>
+        post(h, c, '/api/v1/call/create', {
+          agent_email: c.agent.email,
+          product_id: c.productId,
+          conversation_id: 'conv-stale',
+          transcript: [{ role: 'agent', text: 'Hello.', start: 0, stop: 1 }],
+        }).then(expectStatus(200)),
+      );
+      const callId = String(created[0]?.data.call_id);
+      // The store and its event are one statement: a run that is no longer the call's writes neither.
+      let stored: boolean | undefined;
+      const stale = await written(c, async () => {
+        stored = await finishAnalysisRun(
+          h.services.database.db,
+          c.id,
+          callId,
+          randomUUID(),
+          { status: 'ready', reason: null, figures: {}, method: 'test' },
+          { type: 'analysis.ready', data: { call_id: callId } },
+        );
+      });
+      assert.equal(stored, false);
+      assert.deepEqual(stale, []);
+      const current = await written(c, () => h.runJobs());
+      assert.deepEqual(
+        current.map((e) => [e.type, e.data.call_id]),
+        [['analysis.ready', callId]],
       );
     });
 

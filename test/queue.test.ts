@@ -40,6 +40,24 @@ for (const backend of BACKENDS) {
       queue = createJobQueue(db(), { backoffSeconds: () => 0 });
     });
 
+    it('wakes only the workers that take a kind it names, and every worker when it names none', () => {
+      const woken: string[] = [];
+      const offs = [
+        queue.onNotify(() => woken.push('webhooks'), { only: ['webhook.deliver'] }),
+        queue.onNotify(() => woken.push('others'), { except: ['webhook.deliver'] }),
+        queue.onNotify(() => woken.push('all')),
+      ];
+      queue.notify(['call.analyze']);
+      assert.deepEqual(woken.splice(0), ['others', 'all']);
+      queue.notify(['webhook.deliver']);
+      assert.deepEqual(woken.splice(0), ['webhooks', 'all']);
+      queue.notify();
+      assert.deepEqual(woken.splice(0), ['webhooks', 'others', 'all']);
+      for (const off of offs) off();
+      queue.notify();
+      assert.deepEqual(woken, []);
+    });
+
     it('claims a job once, counts the attempt, and deletes it when done', async () => {
       assert.equal(await queue.enqueue(db(), { kind: 'test', payload: { n: 1 } }), true);
       const [job, ...rest] = await queue.claim(10);

@@ -12,7 +12,6 @@ import {
   finishAnalysisRun,
   startAnalysisRun,
 } from '../../adapters/db/repositories/analyses.ts';
-import { findConversationByUuid } from '../../adapters/db/repositories/conversations.ts';
 import { findUploadWithConversation } from '../../adapters/db/repositories/uploads.ts';
 import { type Decoder, UndecodableError } from '../../adapters/decode/ffmpeg.ts';
 import type { JobQueue } from '../../adapters/queue/queue.ts';
@@ -115,6 +114,7 @@ async function analyzeRecording(
   deps: AnalysisDeps,
   companyId: string,
   uploadId: number,
+  channelMap: readonly string[] | null,
 ): Promise<AnalysisOutcome> {
   const failed = (reason: string): AnalysisOutcome => ({
     status: 'failed',
@@ -125,7 +125,6 @@ async function analyzeRecording(
   const upload = await findUploadWithConversation(deps.db, companyId, uploadId);
   if (upload?.status !== 'ready') return failed('the recording is no longer ready');
   if (!deps.decoder) return failed('no audio decoder is available on the server (ffmpeg)');
-  const conversation = await findConversationByUuid(deps.db, companyId, upload.conversationUuid);
   const probe = upload.probe as MediaFindings | null;
   const sourceChannels = probe?.audio_channels ?? 0;
   if (!probe?.has_audio || sourceChannels < 1) return failed('the recording has no audio stream');
@@ -139,7 +138,7 @@ async function analyzeRecording(
       container: probe.container,
       detector: SERVICE_DETECTOR,
     });
-    const roles: SpeechRole[] = byChannel ? channelRoles(conversation?.channelMap ?? null) : ['unknown'];
+    const roles: SpeechRole[] = byChannel ? channelRoles(channelMap) : ['unknown'];
     const tracks: Track[] = found.channels.map((intervals, c) => ({
       role: roles[c] ?? 'unknown',
       intervals,
@@ -188,12 +187,12 @@ export async function runAnalysis(
   if (typeof conversationUuid !== 'string' || typeof runId !== 'string') {
     return { status: 'failed', reason: 'an analysis job without a call or a run' };
   }
-  // One read: the run the call is at, its ids for the event, and its transcript.
+  // One read: the run the call is at, its ids for the event, its channel map and (from a transcript) the transcript.
   const subject = await findAnalysisSubject(deps.db, companyId, conversationUuid);
   if (subject?.runId !== runId) return { status: 'superseded' };
   const outcome =
     typeof uploadId === 'number'
-      ? await analyzeRecording(deps, companyId, uploadId)
+      ? await analyzeRecording(deps, companyId, uploadId, subject.channelMap)
       : analyzeTranscript(subject.transcript);
   // A ready analysis is an event (analysis.ready), written by the statement that stores the result.
   const event: { type: EventType; data: EventData } | undefined =

@@ -81,21 +81,26 @@ export async function finishAnalysisRun(
 
 const FIND_SUBJECT = prepared(
   'analysis_subject',
-  `select a.run_id, c.conversation_id, u.email, c.transcript
+  `select a.run_id, c.conversation_id, u.email, c.channel_map,
+     case when a.upload_id is null then c.transcript end as transcript
    from call_analyses a
      join conversations c on c.company_id = a.company_id and c.id = a.conversation_uuid
      join users u on u.company_id = c.company_id and u.id = c.agent_user_id
    where a.company_id = $1::uuid and a.conversation_uuid = $2::uuid`,
 );
 
-/** What an analysis job reads of its call, in one statement: the run it is at, the call's ids and transcript. */
+/**
+ * What an analysis job reads of its call, in one statement: the run it is at, the call's ids, its channel
+ * map (a recording's roles) and, for a run from the transcript, the transcript (null for a recording's run).
+ */
 export interface AnalysisSubject {
   runId: string;
   ref: CallRef;
+  channelMap: string[] | null;
   transcript: unknown;
 }
 
-/** The call's analysis run with its call's ids and transcript, or undefined when the call has no analysis. */
+/** The call's analysis run and what its job needs of the call, or undefined when the call has no analysis. */
 export async function findAnalysisSubject(
   db: Db,
   companyId: string,
@@ -110,6 +115,7 @@ export async function findAnalysisSubject(
       conversation_id: String(row.conversation_id),
       agent_email: String(row.email),
     },
+    channelMap: (row.channel_map as string[] | null) ?? null,
     transcript: row.transcript,
   };
 }

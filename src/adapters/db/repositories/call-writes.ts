@@ -105,32 +105,30 @@ export async function writeCreatedCall(
 ): Promise<CreatedCallRow | CallCheckFailure> {
   const { fields, upload } = write;
   const sets = new Set(write.replace);
-  const result = {
-    rows: await runPrepared(db, CREATE_CALL, [
-      companyId,
-      write.viewer.userId,
-      write.viewer.role === 'admin',
-      write.agentEmail,
-      write.productId,
-      write.conversationId,
-      fields.startTime,
-      fields.speakerSeparation,
-      json(fields.channelMap),
-      json(fields.transcript),
-      sets.has('startTime'),
-      sets.has('speakerSeparation'),
-      sets.has('transcript'),
-      write.tags.length > 0 ? JSON.stringify(inKeyOrder(write.tags)) : null,
-      write.analysis?.runId ?? null,
-      write.analysis?.jobKind ?? null,
-      upload?.filename ?? null,
-      upload?.contentType ?? null,
-      upload?.mediaKind ?? null,
-      upload?.objectKey ?? null,
-      upload ? upload.expiresAt.toISOString() : null,
-    ]),
-  };
-  const row = rowOf(result);
+  const rows = await runPrepared(db, CREATE_CALL, [
+    companyId,
+    write.viewer.userId,
+    write.viewer.role === 'admin',
+    write.agentEmail,
+    write.productId,
+    write.conversationId,
+    fields.startTime,
+    fields.speakerSeparation,
+    json(fields.channelMap),
+    json(fields.transcript),
+    sets.has('startTime'),
+    sets.has('speakerSeparation'),
+    sets.has('transcript'),
+    write.tags.length > 0 ? JSON.stringify(inKeyOrder(write.tags)) : null,
+    write.analysis?.runId ?? null,
+    write.analysis?.jobKind ?? null,
+    upload?.filename ?? null,
+    upload?.contentType ?? null,
+    upload?.mediaKind ?? null,
+    upload?.objectKey ?? null,
+    upload ? upload.expiresAt.toISOString() : null,
+  ]);
+  const row = rowOf({ rows });
   const failed = failureOf(row);
   if (failed) return failed;
   return {
