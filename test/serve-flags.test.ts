@@ -1,0 +1,56 @@
+/**
+ * `cqs serve` re-executes itself with its V8 memory flags (src/cli/heap-flags.ts), and leaves them to an
+ * operator who chose V8 flags of their own. Read from the running process's command line (Linux /proc).
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { SERVE_HEAP_GROWING_PERCENT, SERVE_SEMI_SPACE_MB } from '../src/cli/heap-flags.ts';
+import { freePort, serveCli } from './helpers/process.ts';
+
+const OURS = [
+  `--max-semi-space-size=${SERVE_SEMI_SPACE_MB}`,
+  `--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`,
+  '--liftoff-only',
+];
+
+describe('cqs serve memory flags', { skip: !existsSync('/proc/self/cmdline') && 'needs /proc' }, () => {
+  const dirs: string[] = [];
+  after(async () => {
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
+  });
+
+  /** The command line `cqs serve` runs with once it listens (embedded database), given `env`. */
+  async function servedArgs(env: Record<string, string>): Promise<string[]> {
+    const dataDir = await mkdtemp(join(tmpdir(), 'cqs-flags-'));
+    dirs.push(dataDir);
+    const served = serveCli({
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ...env,
+    });
+    try {
+      await served.ready;
+      const pid = served.child.pid;
+      assert.ok(pid, 'the child has a pid');
+      return (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+    } finally {
+      await served.stop();
+    }
+  }
+
+  it('runs with its semi-space cap, heap growth and Liftoff on the embedded database', async () => {
+    const args = await servedArgs({});
+    for (const flag of OURS) assert.ok(args.includes(flag), `${flag} in ${args.join(' ')}`);
+  });
+
+  it("keeps an operator's own V8 flags and adds none", async () => {
+    const args = await servedArgs({ NODE_OPTIONS: '--max-semi-space-size=8' });
+    for (const flag of OURS) assert.ok(!args.includes(flag), `${flag} not in ${args.join(' ')}`);
+  });
+});
