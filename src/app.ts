@@ -1,7 +1,7 @@
 /** The app factory: builds the Fastify app around open services. Listening is `server.ts`'s job. */
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { createServer } from './adapters/http/node-http.ts';
 import { installAuth } from './http/auth.ts';
 import { enforceBodyRate } from './http/body-rate.ts';
 import { answerClientError, installErrorHandler } from './http/error-handler.ts';

@@ -1,7 +1,5 @@
 /** The `cqs` command line: serving, migrating, operator and integrator commands. */
 import { Command } from 'commander';
-import { registerEventCommands } from './commands/events.ts';
-import { registerIntegratorCommands } from './commands/integrator.ts';
 import { CliError } from './output.ts';
 
 if (process.argv[2] === 'serve') {
@@ -21,8 +19,14 @@ if (!CLIENT_ONLY.has(process.argv[2] ?? '')) {
   registerServeCommands(program);
   registerOperatorCommands(program);
 }
-registerIntegratorCommands(program);
-registerEventCommands(program);
+// `cqs serve` loads neither the client commands nor the client: the client imports node:http as an ES module,
+// and that import loads undici (Node's fetch), 14 MB resident in a server that never calls it.
+if (process.argv[2] !== 'serve') {
+  const { registerIntegratorCommands } = await import('./commands/integrator.ts');
+  const { registerEventCommands } = await import('./commands/events.ts');
+  registerIntegratorCommands(program);
+  registerEventCommands(program);
+}
 
 try {
   await program.parseAsync(process.argv);

@@ -1,8 +1,8 @@
 /** The one place where errors become HTTP answers: JSON `{"error"}` always, 5xx without internals. */
-import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { isDatabaseUnavailable } from '../adapters/db/errors.ts';
+import { STATUS_CODES } from '../adapters/http/node-http.ts';
 import { AgentConflictError, type DomainErrorKind, findDomainError } from '../domain/errors.ts';
 import { formatValidation } from './validation.ts';
 

@@ -3,9 +3,9 @@
  * a series per id), and `GET /metrics` is served by a server of its own on METRICS_PORT, so the API port
  * never shows it and operators can keep the port private.
  */
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { createServer } from '../adapters/http/node-http.ts';
 import type { Metrics } from '../adapters/metrics/metrics.ts';
 
 /** The route label of requests no route matched (404s of unknown paths). */

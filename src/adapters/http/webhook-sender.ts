@@ -5,10 +5,10 @@
  * private one later (DNS rebinding) is refused too.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { Agent as HttpAgent, request as httpRequest } from './node-http.ts';
 
 /** The characters of a response body kept in the delivery log. */
 export const RESPONSE_EXCERPT_LENGTH = 500;
@@ -48,10 +48,10 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
 
 const agents = {
   public: {
-    http: new http.Agent({ keepAlive: true, lookup: publicOnlyLookup }),
+    http: new HttpAgent({ keepAlive: true, lookup: publicOnlyLookup }),
     https: new https.Agent({ keepAlive: true, lookup: publicOnlyLookup }),
   },
-  any: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
+  any: { http: new HttpAgent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
 };
 
 /** What one attempt came to. */
@@ -93,7 +93,7 @@ export function sendWebhook(
       return finish({ statusCode: null, error: `${host} is not a public address`, excerpt: null });
     }
     const pool = options.allowPrivate ? agents.any : agents.public;
-    const request = (secure ? https : http).request(target, {
+    const request = (secure ? https.request : httpRequest)(target, {
       method: 'POST',
       agent: secure ? pool.https : pool.http,
       headers: {

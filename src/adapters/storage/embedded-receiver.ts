@@ -4,8 +4,8 @@
  * S3's XML. Uploads (PUT) are received here, and signed reads (GET, HEAD) of recordings served from here
  * (`embedded-read.ts`), both after the same `authorize` step.
  */
-import { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
+import { IncomingMessage } from '../http/node-http.ts';
 import { readObjectFile } from './embedded-read.ts';
 import { checkSignedRequest, UPLOAD_PATH_PREFIX } from './embedded-signer.ts';
 import { UploadBodyError, writeObjectFile } from './embedded-writer.ts';
