@@ -6,7 +6,8 @@
  * - V8 sizes the young generation from the machine's memory: with 16 GB or more its semi-spaces grow to
  *   64 MB each under start-up's and a busy server's allocation, and the pages they touched stay resident
  *   (measured: 134 MB of new space, idle RSS 286 MB on PostgreSQL; 147 MB with 4 MB semi-spaces, with no
- *   loss of requests per second in the bench).
+ *   loss of requests per second in the bench). 2 MB semi-spaces took another 6-10 MB off the peak under
+ *   creates and call reads, again with the same requests per second.
  * - V8 lets the old generation grow to several times what survives a full collection before it collects
  *   again, by a factor it picks from its own GC speed: under the bench's creates and 90 kB call reads the old
  *   space filled to 80-127 MB of mostly dead objects over a live set of about 35 MB, and those pages stayed
@@ -28,7 +29,7 @@ import { join } from 'node:path';
 
 const SEMI_SPACE = '--max-semi-space-size';
 /** Megabytes per semi-space. */
-export const SERVE_SEMI_SPACE_MB = 4;
+export const SERVE_SEMI_SPACE_MB = 2;
 const HEAP_GROWING = '--heap-growing-percent';
 /** How far (percent) the old generation may grow past its live size before V8 collects it again. */
 export const SERVE_HEAP_GROWING_PERCENT = 20;
