@@ -33,13 +33,16 @@ export const SERVE_SEMI_SPACE_MB = 2;
 const HEAP_GROWING = '--heap-growing-percent';
 /** How far (percent) the old generation may grow past its live size before V8 collects it again. */
 export const SERVE_HEAP_GROWING_PERCENT = 20;
+const LIFTOFF_ONLY = '--liftoff-only';
+/** The flags this file sets; an operator who gave any of them chose for themselves. */
+const OWN_FLAGS = [SEMI_SPACE, HEAP_GROWING, LIFTOFF_ONLY];
 
 /** The flags `cqs serve` runs with, for the database it opens. */
 export function serveFlags(env: NodeJS.ProcessEnv): string[] {
   return [
     `${SEMI_SPACE}=${SERVE_SEMI_SPACE_MB}`,
     `${HEAP_GROWING}=${SERVE_HEAP_GROWING_PERCENT}`,
-    ...(env.DATABASE_URL ? [] : ['--liftoff-only']),
+    ...(env.DATABASE_URL ? [] : [LIFTOFF_ONLY]),
   ];
 }
 
@@ -49,8 +52,7 @@ export function execWithServeFlags(): void {
     .execve;
   if (typeof execve !== 'function') return;
   const chosen = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  const own = [SEMI_SPACE, HEAP_GROWING, '--liftoff-only'];
-  if (chosen.some((arg) => own.some((flag) => arg.startsWith(flag)))) return;
+  if (chosen.some((arg) => OWN_FLAGS.some((flag) => arg.startsWith(flag)))) return;
   const argv = [...serveFlags(process.env), ...process.execArgv, ...process.argv.slice(1)];
   const env = { NODE_COMPILE_CACHE: join(tmpdir(), 'node-compile-cache'), ...process.env };
   execve.call(process, process.execPath, [process.execPath, ...argv], env);

@@ -4,7 +4,7 @@
  * hold a socket for 15 minutes). Measured on the socket's byte count, so the body stream itself is not
  * touched; the first window of an upload that waits for `100 Continue` is not measured.
  */
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server } from '../adapters/http/node-http.ts';
 
 /** The floor: `bytesPerSecond` 0 turns it off. */
 export interface BodyRateFloor {

@@ -5,7 +5,14 @@
  * Node 24). The CommonJS exports object has the same functions and classes, and runs a getter only when
  * asked for it; `process.getBuiltinModule` hands it over without the ESM wrapper.
  */
+import type * as NodeHttp from 'node:http';
+
 const http = process.getBuiltinModule('node:http');
 
 /** node:http's `Agent`, `createServer`, `IncomingMessage`, `request` and `STATUS_CODES`. */
 export const { Agent, createServer, IncomingMessage, request, STATUS_CODES } = http;
+
+/** node:http's types, for modules that may not import node:http themselves (the lint rule in biome.json). */
+export type IncomingMessage = NodeHttp.IncomingMessage;
+export type Server = NodeHttp.Server;
+export type ServerResponse = NodeHttp.ServerResponse;

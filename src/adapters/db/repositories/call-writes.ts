@@ -61,10 +61,14 @@ export interface CreateCallWrite {
 
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
-function rowOf(result: unknown): Record<string, unknown> {
-  const [row] = (result as { rows: Record<string, unknown>[] }).rows;
+function firstRow(rows: Record<string, unknown>[]): Record<string, unknown> {
+  const [row] = rows;
   if (!row) throw new Error('call write returned no row');
   return row;
+}
+
+function rowOf(result: unknown): Record<string, unknown> {
+  return firstRow((result as { rows: Record<string, unknown>[] }).rows);
 }
 
 function failureOf(row: Record<string, unknown>): CallCheckFailure | undefined {
@@ -128,7 +132,7 @@ export async function writeCreatedCall(
     upload?.objectKey ?? null,
     upload ? upload.expiresAt.toISOString() : null,
   ]);
-  const row = rowOf({ rows });
+  const row = firstRow(rows);
   const failed = failureOf(row);
   if (failed) return failed;
   return {

@@ -7,10 +7,10 @@
  * signed request and streams the body to disk, and answers with an outcome this file turns into S3's XML.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../../../adapters/db/errors.ts';
+import type { IncomingMessage, Server, ServerResponse } from '../../../adapters/http/node-http.ts';
 import type { ReadOutcome, SignedUrlReceiver, UploadOutcome } from '../../../adapters/storage/storage.ts';
 import { acceptReceivedObject, MAX_UPLOAD_BYTES } from '../../../domain/uploads/uploads.ts';
 import type { Services } from '../../../services.ts';
