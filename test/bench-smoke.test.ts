@@ -98,6 +98,7 @@ describe('bench report', () => {
   it('lists every scenario of the issue once, each with its planned rows', () => {
     const ids = SCENARIOS.map((s) => s.id);
     assert.deepEqual(ids, [
+      'first-start',
       'products',
       'create-pg',
       'create-embedded',

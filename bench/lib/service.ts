@@ -12,7 +12,7 @@ import { deferCleanup } from './cleanup.ts';
 import { type Child, runNode, spawnNode, waitForHttp } from './process.ts';
 
 /** The `cqs` entry point: this checkout's, or that of the checkout BENCH_SERVICE_DIR names (to compare builds). */
-const MAIN = process.env.BENCH_SERVICE_DIR
+export const MAIN = process.env.BENCH_SERVICE_DIR
   ? join(process.env.BENCH_SERVICE_DIR, 'src/cli/main.ts')
   : new URL('../../src/cli/main.ts', import.meta.url).pathname;
 

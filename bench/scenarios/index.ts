@@ -3,6 +3,7 @@ import { analysisScenario } from './analysis.ts';
 import { callDetailScenario } from './call-detail.ts';
 import { callsListScenario } from './calls-list.ts';
 import { createEmbeddedScenario, createPostgresScenario } from './create.ts';
+import { firstStartScenario } from './first-start.ts';
 import { growthScenario } from './growth.ts';
 import { handoffScenario } from './handoff.ts';
 import { productsScenario } from './products.ts';
@@ -13,6 +14,7 @@ import { webhooksScenario } from './webhooks.ts';
 
 /** The scenarios `npm run bench` runs (or `--only` picks from). */
 export const SCENARIOS: Scenario[] = [
+  firstStartScenario,
   productsScenario,
   createPostgresScenario,
   createEmbeddedScenario,

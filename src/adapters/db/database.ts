@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { PGlite } from '@electric-sql/pglite';
+import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
@@ -15,6 +15,7 @@ import pg from 'pg';
 import { observingAccessWrites } from './access-writes.ts';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.ts';
 import { translatingErrors } from './error-translation.ts';
+import { makeTemplate, templateFor } from './pglite-template.ts';
 import { registerDriver } from './prepared.ts';
 import * as schema from './schema.ts';
 
@@ -197,6 +198,20 @@ async function openPostgres(url: string, poolSize: number, timeouts: DatabaseTim
  */
 const PGLITE_SETTINGS = ['shared_buffers=16MB'];
 
+/** PGlite's options for the embedded database, new or existing. */
+async function pgliteOptions(): Promise<PGliteOptions> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  // Given on the command line (PGlite's `postgresqlconf` would replace initdb's postgresql.conf).
+  const settings = PGLITE_SETTINGS.flatMap((setting) => ['-c', setting]);
+  return { startParams: [...PGlite.defaultStartParams, ...settings] };
+}
+
+/** Makes the archive a first embedded start loads instead of running initdb (see pglite-template.ts). */
+export async function makeEmbeddedTemplate(force = false): Promise<string> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  return makeTemplate((dir, options) => PGlite.create(dir, options), await pgliteOptions(), force);
+}
+
 async function openPglite(dir: string): Promise<Database> {
   mkdirSync(dir, { recursive: true });
   const lock: DirectoryLock = acquireDirectoryLock(dir);
@@ -206,9 +221,11 @@ async function openPglite(dir: string): Promise<Database> {
   const { migrate: migratePglite } = await import('drizzle-orm/pglite/migrator');
   let client: PGlite;
   try {
-    // Given on the command line (PGlite's `postgresqlconf` would replace initdb's postgresql.conf).
-    const settings = PGLITE_SETTINGS.flatMap((setting) => ['-c', setting]);
-    client = await PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, ...settings] });
+    const loadDataDir = templateFor(dir);
+    client = await PGlite.create(dir, {
+      ...(await pgliteOptions()),
+      ...(loadDataDir ? { loadDataDir } : {}),
+    });
   } catch (error) {
     lock.release();
     throw error;

@@ -1,5 +1,6 @@
 /** `cqs serve` and `cqs migrate`. */
 import type { Command } from 'commander';
+import { makeEmbeddedTemplate } from '../../adapters/db/database.ts';
 import { DirectoryLockedError } from '../../adapters/db/directory-lock.ts';
 import { startService } from '../../server.ts';
 import { CliError, configFromEnv, withServices } from '../io.ts';
@@ -31,6 +32,16 @@ export function registerServeCommands(program: Command): void {
           );
         });
       }
+    });
+
+  program
+    .command('embedded-template')
+    .description(
+      'Make the archive of an empty embedded database that a first start loads instead of running initdb (npm install runs it)',
+    )
+    .option('--force', 'make it again even when it exists')
+    .action(async (options: { force?: boolean }) => {
+      process.stdout.write(`${await makeEmbeddedTemplate(options.force === true)}\n`);
     });
 
   program

@@ -1,0 +1,82 @@
+/**
+ * A first embedded start loads the archive of an empty database that `npm install` made, instead of running
+ * initdb (which peaked at about 1 GB resident): the archive is named by the installed PGlite's version, a
+ * new directory opened from it is a database that keeps its data, and a directory that holds anything is
+ * never overwritten by it.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
+import { openDatabase } from '../src/adapters/db/database.ts';
+import { templateFor, templatePath } from '../src/adapters/db/pglite-template.ts';
+import { runCli } from './helpers/process.ts';
+
+/** The version of the installed PGlite, read from its own package.json. */
+async function pgliteVersion(): Promise<string> {
+  let dir = dirname(fileURLToPath(import.meta.resolve('@electric-sql/pglite')));
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  return (JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+const rowsOf = (result: unknown) => (result as { rows: Record<string, unknown>[] }).rows;
+
+/** The cluster's system identifier: initdb draws a new one for every database it creates. */
+async function systemIdentifier(dataDir: string, write?: string): Promise<{ id: string; names: string[] }> {
+  const database = await openDatabase({ dataDir });
+  try {
+    await database.migrate();
+    if (write) await database.db.execute(sql`insert into companies (name) values (${write})`);
+    const id = await database.db.execute(sql`select system_identifier::text as id from pg_control_system()`);
+    const names = await database.db.execute(sql`select name from companies order by name`);
+    return { id: String(rowsOf(id)[0]?.id), names: rowsOf(names).map((r) => String(r.name)) };
+  } finally {
+    await database.close();
+  }
+}
+
+describe('the archive a first embedded start loads', () => {
+  const dirs: string[] = [];
+  const tempDir = async () => {
+    const d = await mkdtemp(join(tmpdir(), 'cqs-template-'));
+    dirs.push(d);
+    return d;
+  };
+  after(async () => {
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
+  });
+
+  it('is made by `cqs embedded-template`, named by the installed PGlite version', async () => {
+    const { code, out } = await runCli(['embedded-template'], {});
+    assert.equal(code, 0);
+    assert.equal(out.trim(), templatePath());
+    assert.ok(existsSync(templatePath()));
+    assert.equal(basename(templatePath()), `pglite-${await pgliteVersion()}-empty.tar.gz`);
+  });
+
+  it('makes every new data directory: one cluster, each keeping its own data', async () => {
+    const [a, b] = [await tempDir(), await tempDir()];
+    const first = await systemIdentifier(a, 'Alpha Co');
+    const second = await systemIdentifier(b, 'Beta Co');
+    // Both were loaded from one archive (initdb would have drawn two identifiers)…
+    assert.equal(first.id, second.id);
+    assert.deepEqual(first.names, ['Alpha Co']);
+    assert.deepEqual(second.names, ['Beta Co']);
+    // …and reopened, each is the database it was.
+    const again = await systemIdentifier(a);
+    assert.deepEqual(again, first);
+  });
+
+  it('is never loaded into a directory that holds anything but its lock', async () => {
+    const dir = await tempDir();
+    assert.ok(templateFor(dir) instanceof Blob);
+    await writeFile(join(dir, 'cqs.lock'), '{}');
+    assert.ok(templateFor(dir) instanceof Blob);
+    await mkdir(join(dir, 'base'));
+    assert.equal(templateFor(dir), undefined);
+  });
+});
