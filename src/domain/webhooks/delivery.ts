@@ -6,11 +6,14 @@
  */
 import type { Db } from '../../adapters/db/database.ts';
 import {
-  claimDueDelivery,
+  type ClaimedDelivery,
+  claimDueDeliveries,
   type DeliveryAttempt,
   failPendingDeliveries,
   findEndpoint,
   recordAttempt,
+  recordDelivered,
+  releaseDeliveries,
   updateEndpoint,
   type WebhookEndpoint,
 } from '../../adapters/db/repositories/webhooks.ts';
@@ -121,13 +124,22 @@ async function recordFailure(
   });
 }
 
-/** Sends one delivery's attempt and records it. */
-async function attempt(deps: DeliveryDeps, endpoint: WebhookEndpoint): Promise<boolean> {
-  const { db, options } = deps;
-  // A dead sender's claim ends after this; until then nobody else sends the delivery.
-  const leaseSeconds = Math.ceil(options.timeoutMs / 1000) + LEASE_MARGIN_SECONDS;
-  const delivery = await claimDueDelivery(db, endpoint.companyId, endpoint.id, leaseSeconds);
-  if (!delivery) return false;
+/** Deliveries claimed at once: sent one after another, their successes recorded in one statement. */
+const BATCH_SIZE = 50;
+
+/**
+ * How long a batch keeps starting sends. The endpoint (its secrets, whether it is enabled) is read again
+ * before every batch, so a change reaches the sends within about this long; it also bounds the claim.
+ */
+const BATCH_WINDOW_MS = 1000;
+
+/** Sends one delivery; the attempt as the log keeps it, and whether it was delivered. */
+async function send(
+  deps: DeliveryDeps,
+  endpoint: WebhookEndpoint,
+  delivery: ClaimedDelivery,
+): Promise<{ record: DeliveryAttempt; ok: boolean }> {
+  const { options } = deps;
   const body = JSON.stringify(delivery.payload);
   const timestamp = Math.floor((deps.now?.() ?? Date.now()) / 1000);
   const at = new Date().toISOString();
@@ -144,23 +156,65 @@ async function attempt(deps: DeliveryDeps, endpoint: WebhookEndpoint): Promise<b
     duration_ms: result.durationMs,
     excerpt: result.excerpt,
   };
-  if (result.error === null && !endpoint.failingSince) {
+  return { record, ok: result.error === null };
+}
+
+/** Records successful attempts; the first success after failures also ends the endpoint's failing state. */
+async function recordSuccesses(
+  deps: DeliveryDeps,
+  endpoint: WebhookEndpoint,
+  delivered: { id: string; attempt: DeliveryAttempt }[],
+): Promise<void> {
+  if (delivered.length === 0) return;
+  if (!endpoint.failingSince) {
     // The common case is one statement: no transaction round trips on the path every delivery takes.
-    await recordAttempt(db, endpoint.companyId, delivery.id, record, { status: 'delivered' });
-  } else if (result.error === null) {
-    await db.transaction(async (tx) => {
-      await recordAttempt(tx, endpoint.companyId, delivery.id, record, { status: 'delivered' });
-      await updateEndpoint(tx, endpoint.companyId, endpoint.id, { failingSince: null });
-      endpoint.failingSince = null;
-    });
-  } else {
-    const round = delivery.roundAttempts + 1;
-    await recordFailure(deps, endpoint, delivery.id, record, options.retrySchedule[round - 1]);
+    await recordDelivered(deps.db, endpoint.companyId, delivered);
+    return;
+  }
+  await deps.db.transaction(async (tx) => {
+    await recordDelivered(tx, endpoint.companyId, delivered);
+    await updateEndpoint(tx, endpoint.companyId, endpoint.id, { failingSince: null });
+  });
+  endpoint.failingSince = null;
+}
+
+/**
+ * Claims a batch of the endpoint's due deliveries and sends them in order, for up to the batch window (at
+ * least one); a failed attempt ends the batch, so the endpoint is read again before the next send. What
+ * was not sent gets its due time back. False when nothing was due.
+ */
+async function sendBatch(deps: DeliveryDeps, endpoint: WebhookEndpoint, deadline: number): Promise<boolean> {
+  const { db, options } = deps;
+  // A dead sender's claim ends after this; until then nobody else sends the deliveries.
+  const leaseSeconds = Math.ceil((BATCH_WINDOW_MS + options.timeoutMs) / 1000) + LEASE_MARGIN_SECONDS;
+  const claimed = await claimDueDeliveries(db, endpoint.companyId, endpoint.id, leaseSeconds, BATCH_SIZE);
+  if (claimed.length === 0) return false;
+  const stopAt = Math.min(deadline, Date.now() + BATCH_WINDOW_MS);
+  let delivered: { id: string; attempt: DeliveryAttempt }[] = [];
+  let next = 0;
+  try {
+    while (next < claimed.length && (next === 0 || Date.now() < stopAt)) {
+      const delivery = claimed[next++] as ClaimedDelivery;
+      const { record, ok } = await send(deps, endpoint, delivery);
+      if (ok) {
+        delivered.push({ id: delivery.id, attempt: record });
+        continue;
+      }
+      // Successes first: the failing state must follow the attempts' order.
+      await recordSuccesses(deps, endpoint, delivered);
+      delivered = [];
+      const round = delivery.roundAttempts + 1;
+      await recordFailure(deps, endpoint, delivery.id, record, options.retrySchedule[round - 1]);
+      break;
+    }
+  } finally {
+    await recordSuccesses(deps, endpoint, delivered);
+    await releaseDeliveries(db, endpoint.companyId, claimed.slice(next));
   }
   return true;
 }
 
-/** Sends the endpoint's due deliveries one by one, for up to the budget. */
+/** Sends the endpoint's due deliveries in batches, for up to the budget. */
 export async function deliverEndpoint(
   deps: DeliveryDeps,
   companyId: string,
@@ -174,6 +228,6 @@ export async function deliverEndpoint(
       await failPendingDeliveries(deps.db, companyId, endpointId);
       return;
     }
-    if (!(await attempt(deps, endpoint))) return;
+    if (!(await sendBatch(deps, endpoint, deadline))) return;
   }
 }

@@ -163,36 +163,80 @@ export async function restartDelivery(
   return rows.length > 0;
 }
 
+/** A claimed delivery, with the due time it had (given back to the ones a batch does not send). */
+export interface ClaimedDelivery {
+  id: string;
+  eventId: string;
+  payload: unknown;
+  roundAttempts: number;
+  /** Its due time before the claim, as PostgreSQL's text (exact, to be given back unchanged). */
+  dueAt: string;
+}
+
+const rowsOf = (result: unknown) => (result as { rows: Record<string, unknown>[] }).rows;
+
 /**
- * Takes the endpoint's next due delivery and moves its due time `leaseSeconds` ahead, so that no other
- * worker sends it meanwhile; a worker that dies leaves it due again when the lease ends.
+ * Takes up to `limit` of the endpoint's due deliveries, oldest due first, and moves their due time
+ * `leaseSeconds` ahead, so that no other worker sends them meanwhile; a worker that dies leaves them due
+ * again when the lease ends.
  */
-export async function claimDueDelivery(
+export async function claimDueDeliveries(
   db: Db,
   companyId: string,
   endpointId: string,
   leaseSeconds: number,
-): Promise<WebhookDelivery | undefined> {
-  const due = db
-    .select({ id: webhookDeliveries.id })
-    .from(webhookDeliveries)
-    .where(
-      and(
-        eq(webhookDeliveries.companyId, companyId),
-        eq(webhookDeliveries.endpointId, endpointId),
-        eq(webhookDeliveries.status, 'pending'),
-        lte(webhookDeliveries.nextAttemptAt, sql`now()`),
-      ),
-    )
-    .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.createdAt))
-    .limit(1)
-    .for('update', { skipLocked: true });
-  const [row] = await db
-    .update(webhookDeliveries)
-    .set({ nextAttemptAt: sql`now() + make_interval(secs => ${leaseSeconds})` })
-    .where(and(eq(webhookDeliveries.companyId, companyId), sql`${webhookDeliveries.id} in ${due}`))
-    .returning();
-  return row;
+  limit: number,
+): Promise<ClaimedDelivery[]> {
+  const result = await db.execute(sql`
+    with locked as (
+      select id, next_attempt_at, created_at
+        from webhook_deliveries
+        where company_id = ${companyId} and endpoint_id = ${endpointId} and status = 'pending'
+          and next_attempt_at <= now()
+        order by next_attempt_at, created_at
+        limit ${limit}
+        for update skip locked
+    ),
+    -- Numbered apart from the lock: PostgreSQL refuses FOR UPDATE beside a window function.
+    due as (select id, next_attempt_at, row_number() over (order by next_attempt_at, created_at) as n from locked)
+    update webhook_deliveries d set next_attempt_at = now() + make_interval(secs => ${leaseSeconds})
+      from due
+      where d.company_id = ${companyId} and d.id = due.id
+      returning d.id, d.event_id, d.payload, d.round_attempts, due.next_attempt_at::text as due_at, due.n`);
+  return rowsOf(result)
+    .sort((a, b) => Number(a.n) - Number(b.n))
+    .map((row) => ({
+      id: String(row.id),
+      eventId: String(row.event_id),
+      payload: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
+      roundAttempts: Number(row.round_attempts),
+      dueAt: String(row.due_at),
+    }));
+}
+
+/** Gives claimed deliveries that were not sent their due time back, so they are next again. */
+export async function releaseDeliveries(db: Db, companyId: string, deliveries: ClaimedDelivery[]) {
+  if (deliveries.length === 0) return;
+  const items = JSON.stringify(deliveries.map((d) => ({ id: d.id, due_at: d.dueAt })));
+  await db.execute(sql`
+    update webhook_deliveries d set next_attempt_at = v.due_at::timestamptz
+      from jsonb_to_recordset(${items}::jsonb) as v(id uuid, due_at text)
+      where d.company_id = ${companyId} and d.id = v.id and d.status = 'pending'`);
+}
+
+/** Records a successful attempt of each delivery, in one statement. */
+export async function recordDelivered(
+  db: Db,
+  companyId: string,
+  delivered: { id: string; attempt: DeliveryAttempt }[],
+): Promise<void> {
+  if (delivered.length === 0) return;
+  const items = JSON.stringify(delivered);
+  await db.execute(sql`
+    update webhook_deliveries d set status = 'delivered', attempts = d.attempts || jsonb_build_array(v.attempt),
+        round_attempts = d.round_attempts + 1, next_attempt_at = null, updated_at = now()
+      from jsonb_to_recordset(${items}::jsonb) as v(id uuid, attempt jsonb)
+      where d.company_id = ${companyId} and d.id = v.id`);
 }
 
 /** Records an attempt and what follows: delivered, failed, or pending again after `retryInSeconds`. */
