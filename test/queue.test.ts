@@ -86,6 +86,58 @@ for (const backend of BACKENDS) {
       assert.equal(await queue.enqueue(db(), { kind: 'test', dedupeKey: 'k' }), true);
     });
 
+    it('runs a running job once more when its key is enqueued with rerunIfRunning, and only then', async () => {
+      const plain = { kind: 'test', dedupeKey: 'r' };
+      const again = { ...plain, rerunIfRunning: true };
+      await queue.enqueue(db(), plain);
+      const [first] = await queue.claim(10);
+      assert.ok(first);
+      assert.equal(await queue.enqueue(db(), plain), false, 'not without the option');
+      assert.equal(await queue.complete(first), false);
+      assert.deepEqual(await queue.claim(10), []);
+
+      assert.equal(await queue.enqueue(db(), again), true);
+      assert.equal(
+        await queue.enqueue(db(), again),
+        false,
+        'a queued job is not flagged: it is still to run',
+      );
+      const [second] = await queue.claim(10);
+      assert.ok(second);
+      assert.equal(await queue.enqueue(db(), again), true, 'flagged while it runs');
+      assert.equal(await queue.enqueue(db(), again), true);
+      assert.equal(await queue.complete(second), true, 'queued again');
+      const [third] = await queue.claim(10);
+      assert.ok(third);
+      assert.notEqual(third.id, second.id);
+      assert.equal(third.attempts, 1, 'a run again is a new job, not a retry');
+      assert.deepEqual(third.payload, {});
+      assert.equal(await queue.complete(third), false, 'once: the two flags were one run');
+      assert.deepEqual(await queue.claim(10), []);
+    });
+
+    it('a flag still uncommitted when the job completes makes it run again: completion waits for it', async () => {
+      const again = { kind: 'test', dedupeKey: 'w', rerunIfRunning: true };
+      await queue.enqueue(db(), again);
+      const [job] = await queue.claim(10);
+      assert.ok(job);
+      let flagged: () => void = () => {};
+      const enqueued = new Promise<void>((resolve) => {
+        flagged = resolve;
+      });
+      const writer = db().transaction(async (tx) => {
+        assert.equal(await queue.enqueue(tx, again), true);
+        flagged();
+        await sleep(300);
+      });
+      await enqueued;
+      assert.equal(await queue.complete(job), true);
+      await writer;
+      const [next] = await queue.claim(10);
+      assert.ok(next, 'the job runs again');
+      await queue.complete(next);
+    });
+
     it('does not run a job before its time', async () => {
       await queue.enqueue(db(), { kind: 'test', delaySeconds: 60 });
       assert.deepEqual(await queue.claim(10), []);

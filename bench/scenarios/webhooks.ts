@@ -11,6 +11,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { ANALYZE_CALL_JOB } from '../../src/domain/analysis/analysis.ts';
 import { quantile, runLoad } from '../lib/load.ts';
 import { createRequest } from '../lib/payloads.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../lib/postgres.ts';
@@ -113,19 +114,34 @@ function countEvents(db: ScratchDatabase, from: number): Promise<number> {
 function eventsPerCall(db: ScratchDatabase, from: number): Promise<number> {
   return queryNumber(
     db,
-    `with mine as (select id::text as id from calls where created_at >= $1)
+    `with mine as (select id::text as id from conversations where created_at >= $1)
      select (select count(*) from events where data->>'call_id' in (select id from mine))::float8
             / greatest(1, (select count(*) from mine)) as n`,
     [new Date(from)],
   );
 }
 
-/** Waits until the receiver has `endpoints` deliveries of every event written since its reset. */
+/** Analysis jobs still to run: each writes an event when it ends. */
+function pendingAnalyses(db: ScratchDatabase): Promise<number> {
+  return queryNumber(db, 'select count(*) as n from jobs where kind = $1 and attempts < max_attempts', [
+    ANALYZE_CALL_JOB,
+  ]);
+}
+
+/**
+ * Waits until every analysis ran and the receiver has `endpoints` deliveries of every event written since
+ * its reset.
+ */
 async function drain(db: ScratchDatabase, receiver: Receiver, endpoints: number) {
   const deadline = Date.now() + DRAIN_MS;
   for (;;) {
     const expected = endpoints * (await countEvents(db, receiver.from));
-    if (receiver.seen.size >= expected) return { expected, missing: 0 };
+    if (receiver.seen.size >= expected && (await pendingAnalyses(db)) === 0) {
+      // An analysis that ended between the two counts wrote one more event: count again.
+      const settled = endpoints * (await countEvents(db, receiver.from));
+      if (receiver.seen.size >= settled) return { expected: settled, missing: 0 };
+      continue;
+    }
     if (Date.now() > deadline) return { expected, missing: expected - receiver.seen.size };
     await sleep(100);
   }

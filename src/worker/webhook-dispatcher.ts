@@ -1,9 +1,10 @@
 /**
  * The webhook fan-out loop of a worker process: woken by every commit that writes events (the events
  * trigger's NOTIFY, heard by every process), and polling as a safety net for lost notifications and for
- * retries coming due. A wake-up runs the fan-out `FANOUT_COALESCE_MS` later, so that under load one run
- * (a transaction of several statements) covers the events of many writes instead of one run per write;
- * wake-ups that arrive meanwhile, or during a run, join the next run. Due retries are queued by the poll.
+ * retries coming due. Runs woken by events start at most every `FANOUT_COALESCE_MS`, so that under load
+ * one run (a transaction of several statements) covers the events of many writes instead of one run per
+ * write, while a wake-up after a quiet spell runs at once; wake-ups that arrive meanwhile, or during a
+ * run, join the next run. Due retries are queued by the poll.
  */
 
 import { fanOutEvents, queueDueDeliveries } from '../domain/webhooks/fanout.ts';
@@ -13,8 +14,8 @@ import type { WorkerLog } from './worker.ts';
 /** The notifier key the events trigger sends (see migration 0009_events_wakeup). */
 export const EVENTS_NOTIFY_KEY = '*events';
 
-/** Milliseconds between the first wake-up and the run that serves it, and every wake-up meanwhile. */
-export const FANOUT_COALESCE_MS = 50;
+/** The least milliseconds between the starts of two runs woken by events: the wake-ups between join one. */
+export const FANOUT_COALESCE_MS = 20;
 
 /** A running fan-out loop. */
 export interface WebhookDispatcher {
@@ -54,11 +55,18 @@ export function startWebhookDispatcher(services: Services, log: WorkerLog): Webh
   };
   const runNow = () => run(true);
   let soon: NodeJS.Timeout | undefined;
+  // When the last run began: a wake-up runs at once when that was FANOUT_COALESCE_MS ago or more, and
+  // otherwise when it will be, so an idle service adds no wait and a busy one runs at most that often.
+  let lastStart = 0;
   const runSoon = () => {
-    soon ??= setTimeout(() => {
-      soon = undefined;
-      void run(false);
-    }, FANOUT_COALESCE_MS);
+    soon ??= setTimeout(
+      () => {
+        soon = undefined;
+        lastStart = Date.now();
+        void run(false);
+      },
+      Math.max(0, lastStart + FANOUT_COALESCE_MS - Date.now()),
+    );
   };
 
   let unsubscribe: (() => void) | undefined;

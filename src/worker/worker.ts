@@ -62,7 +62,7 @@ export async function runJob(
       throw new PermanentJobError('the worker of its last attempt stopped before finishing it');
     }
     await handler(job);
-    await queue.complete(job);
+    if (await queue.complete(job)) queue.notify([job.kind]);
   } catch (error) {
     try {
       const outcome = await queue.fail(job, error, { permanent: error instanceof PermanentJobError });

@@ -19,6 +19,11 @@ export interface NewJob {
   payload?: Record<string, unknown>;
   /** While a job with this key is queued (or running), enqueueing the key again does nothing. */
   dedupeKey?: string;
+  /**
+   * With a dedupe key: when the key's job is running, it runs once more after it completes, instead of
+   * the enqueue doing nothing; so work added while it ran (and missed by it) is not left waiting.
+   */
+  rerunIfRunning?: boolean;
   /** Run no earlier than this many seconds from now. */
   delaySeconds?: number;
   maxAttempts?: number;
@@ -52,15 +57,21 @@ export type FailOutcome = 'retry' | 'dead';
 
 /** The queue's operations, plus an in-process wake-up for workers waiting on it. */
 export interface JobQueue {
-  /** Adds a job (in `db`, which may be a transaction); false when its dedupe key is already queued. */
+  /**
+   * Adds a job (in `db`, which may be a transaction); false when its dedupe key is already queued, or
+   * running and not flagged to run again (rerunIfRunning).
+   */
   enqueue(db: Db, job: NewJob): Promise<boolean>;
   /**
    * Claims up to `limit` due jobs for `leaseSeconds` (the queue's default unless given), only of
    * `kinds.only` / not of `kinds.except`.
    */
   claim(limit: number, kinds?: KindFilter, leaseSeconds?: number): Promise<Job[]>;
-  /** Deletes a finished job, unless its lease was lost to another worker meanwhile. */
-  complete(job: Job): Promise<void>;
+  /**
+   * Deletes a finished job, unless its lease was lost to another worker meanwhile; true when it was
+   * queued again instead (its key was enqueued with rerunIfRunning while it ran): notify() its kind.
+   */
+  complete(job: Job): Promise<boolean>;
   /** Records a failure: retried later with backoff, or dead after the last attempt or when permanent. */
   fail(job: Job, error: unknown, options?: { permanent?: boolean }): Promise<FailOutcome>;
   /**
@@ -115,8 +126,19 @@ const CLAIM = prepared(
    returning id, company_id, kind, payload, attempts, max_attempts, last_error`,
 );
 
-/** Deletes a finished job, unless its lease was lost to another worker meanwhile ($2: the claim's attempt). */
-const COMPLETE = prepared('jobs_complete', 'delete from jobs where id = $1::bigint and attempts = $2::int');
+/**
+ * Deletes a finished job, unless its lease was lost to another worker meanwhile ($2: the claim's attempt),
+ * and queues it again as a new job when it was asked to run once more. One statement: an enqueue that
+ * flags the job holds its row until it commits, so the delete waits for it and sees the flag.
+ */
+const COMPLETE = prepared(
+  'jobs_complete',
+  `with done as (delete from jobs where id = $1::bigint and attempts = $2::int
+                 returning company_id, kind, payload, dedupe_key, max_attempts, rerun)
+   insert into jobs (company_id, kind, payload, dedupe_key, max_attempts)
+   select company_id, kind, payload, dedupe_key, max_attempts from done where rerun
+   returning id`,
+);
 
 /** Makes the queue over `db`. */
 export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
@@ -127,18 +149,23 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
 
   return {
     async enqueue(tx, job) {
-      const rows = await tx
-        .insert(jobs)
-        .values({
-          kind: job.kind,
-          companyId: job.companyId ?? null,
-          payload: job.payload ?? {},
-          dedupeKey: job.dedupeKey ?? null,
-          maxAttempts: job.maxAttempts ?? 5,
-          ...(job.delaySeconds ? { runAt: secondsFromNow(job.delaySeconds) } : {}),
-        })
-        .onConflictDoNothing({ target: jobs.dedupeKey })
-        .returning({ id: jobs.id });
+      const insert = tx.insert(jobs).values({
+        kind: job.kind,
+        companyId: job.companyId ?? null,
+        payload: job.payload ?? {},
+        dedupeKey: job.dedupeKey ?? null,
+        maxAttempts: job.maxAttempts ?? 5,
+        ...(job.delaySeconds ? { runAt: secondsFromNow(job.delaySeconds) } : {}),
+      });
+      const rows = await (job.rerunIfRunning
+        ? // Only a running (claimed) job is flagged: a queued one will find the new work when it runs.
+          insert.onConflictDoUpdate({
+            target: jobs.dedupeKey,
+            set: { rerun: true },
+            setWhere: sql`${jobs.lockedUntil} is not null`,
+          })
+        : insert.onConflictDoNothing({ target: jobs.dedupeKey })
+      ).returning({ id: jobs.id });
       return rows.length > 0;
     },
 
@@ -163,7 +190,7 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
     },
 
     async complete(job) {
-      await runPrepared(db, COMPLETE, [job.id, job.attempts]);
+      return (await runPrepared(db, COMPLETE, [job.id, job.attempts])).length > 0;
     },
 
     async fail(job, error, failOptions = {}) {

@@ -75,6 +75,8 @@ export function enqueueEndpointDeliveries(
     companyId,
     payload: { endpointId },
     dedupeKey: `webhook:${endpointId}`,
+    // A job that is sending already may have made its last claim before these deliveries committed.
+    rerunIfRunning: true,
     maxAttempts: 100,
   });
 }

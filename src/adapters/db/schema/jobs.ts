@@ -1,6 +1,7 @@
 /** The job queue. */
 import {
   bigint,
+  boolean,
   index,
   integer,
   jsonb,
@@ -28,6 +29,8 @@ export const jobs = pgTable(
     maxAttempts: integer('max_attempts').notNull().default(5),
     lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }),
     lastError: text('last_error'),
+    /** Set when its dedupe key was enqueued again while it ran (rerunIfRunning): it runs once more. */
+    rerun: boolean('rerun').notNull().default(false),
     createdAt: createdAt(),
   },
   (t) => [index('jobs_due_idx').on(t.runAt), uniqueIndex('jobs_dedupe_idx').on(t.dedupeKey)],
