@@ -2,14 +2,16 @@
  * Scenario 7 (issue 14): call analysis speed as a multiple of real time for a 10-minute stereo WAV and a
  * 10-minute MP4 (AAC audio with a small H.264 video), and how far the analysing process's RSS grows while
  * it analyses a 2-hour stereo WAV (8 kHz, 230 MB: under the 250 MB upload limit). Each file is analysed
- * in a process of its own (bench/analysis/analyze-file.ts), as the worker does it. The files are made
- * with sox and ffmpeg; BENCH_ANALYSIS_SHORT_S and BENCH_ANALYSIS_LONG_S change their lengths.
+ * in a process of its own (bench/analysis/analyze-file.ts), as the worker does it, with the V8 flags of
+ * `cqs serve` (the worker runs in that process). The files are made with sox and ffmpeg;
+ * BENCH_ANALYSIS_SHORT_S and BENCH_ANALYSIS_LONG_S change their lengths.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { serveFlags } from '../../src/cli/heap-flags.ts';
 import type { ScenarioEntry } from '../lib/report.ts';
 import type { PlannedEntry, Scenario } from './scenario.ts';
 
@@ -46,7 +48,9 @@ interface Outcome {
 
 async function analyse(path: string, container: string): Promise<Outcome> {
   const script = new URL('../analysis/analyze-file.ts', import.meta.url).pathname;
-  const { stdout } = await run(process.execPath, ['--expose-gc', script, path, container], {
+  // The worker analyses inside `cqs serve`, whose V8 flags (young generation, heap growth) set its memory.
+  const flags = serveFlags(process.env);
+  const { stdout } = await run(process.execPath, [...flags, '--expose-gc', script, path, container], {
     maxBuffer: 1 << 20,
   });
   return JSON.parse(stdout.trim().split('\n').at(-1) as string) as Outcome;

@@ -2,7 +2,8 @@
  * Scenario 10: downloads of a recording of BENCH_DOWNLOAD_BYTES (200 MB) through GET /api/v1/calls/{id}/
  * recording's signed URL (embedded storage), one after another, vs a bare node:http server streaming the
  * same file from disk; and how much the service's resident memory grows over its idle size meanwhile. The
- * recording is a real WAV (silence), uploaded and verified through the service first.
+ * recording is a real WAV (silence), uploaded and verified through the service first, and the downloads
+ * begin once the worker has analysed it (in the service's process).
  */
 import { open, stat } from 'node:fs/promises';
 import { request } from 'node:http';
@@ -106,6 +107,12 @@ export const recordingScenario: Scenario = {
         const reader = new CqsNodeClient({ baseUrl: service.url, apiKey: service.readerKey });
         let id = '';
         for await (const call of reader.listCalls({ conversation_id: conversationId })) id = call.id;
+        // The worker analyses the new recording in the service's process: the downloads are measured after.
+        const analysed = Date.now() + 600_000;
+        while ((await reader.getCall(id)).analysis?.status === 'pending') {
+          if (Date.now() > analysed) throw new Error('the recording was not analysed within 10 minutes');
+          await new Promise((r) => setTimeout(r, 200));
+        }
         return using(startBaseline('serve-file.ts', { FILE: file }), async (baseline) => {
           // A fresh signed URL for each download (they expire); asking for it is part of the cost.
           const targets = [

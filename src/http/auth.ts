@@ -48,29 +48,47 @@ export function installAuth(app: FastifyInstance, services: Services): void {
       : memoryFailureStore(windowSeconds * 1000),
     max,
   );
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook, not an async one: a cached key is admitted with no promise at all (it runs on every
+  // request, and a promise per request measurably costs); a promise is awaited only when one is needed.
+  app.addHook('onRequest', (request, reply, done) => {
     const { scope, requireAdmin: adminOnly } = request.routeOptions.config;
-    if (!scope) return;
-    // Most requests are answered from memory here: no promise is awaited unless one is needed.
-    const wait = failures.blockedNow(request.ip) ?? (await failures.blocked(request.ip));
-    if (wait > 0) {
-      return reply
-        .code(429)
-        .header('retry-after', String(wait))
-        .send({ error: `too many failed authentications from this address; retry in ${wait} s` });
-    }
-    let principal: Principal;
-    try {
-      const { key, viaQuery } = keyFrom(request);
-      if (viaQuery) setDeprecationHeaders(reply, docsUrl, API_KEY_QUERY_SUNSET);
-      const found = authenticate(services.database.db, key, services.principalCache);
-      principal = found instanceof Promise ? await found : found;
-    } catch (error) {
-      if (error instanceof UnauthenticatedError) await failures.failed(request.ip);
-      throw error;
-    }
-    requireScope(principal, scope);
-    if (adminOnly) requireAdmin(principal);
-    request.principal = principal;
+    if (!scope) return done();
+    const fail = (error: Error) => {
+      if (!(error instanceof UnauthenticatedError)) return done(error);
+      failures.failed(request.ip).then(() => done(error), done);
+    };
+    const admit = (principal: Principal) => {
+      try {
+        requireScope(principal, scope);
+        if (adminOnly) requireAdmin(principal);
+      } catch (error) {
+        return done(error as Error);
+      }
+      request.principal = principal;
+      done();
+    };
+    const check = (wait: number) => {
+      if (wait > 0) {
+        // Answered here: the chain stops, so `done` is not called.
+        reply
+          .code(429)
+          .header('retry-after', String(wait))
+          .send({ error: `too many failed authentications from this address; retry in ${wait} s` });
+        return;
+      }
+      let found: Principal | Promise<Principal>;
+      try {
+        const { key, viaQuery } = keyFrom(request);
+        if (viaQuery) setDeprecationHeaders(reply, docsUrl, API_KEY_QUERY_SUNSET);
+        found = authenticate(services.database.db, key, services.principalCache);
+      } catch (error) {
+        return fail(error as Error);
+      }
+      if (found instanceof Promise) found.then(admit, fail);
+      else admit(found);
+    };
+    const wait = failures.blockedNow(request.ip);
+    if (wait === undefined) failures.blocked(request.ip).then(check, done);
+    else check(wait);
   });
 }
