@@ -4,6 +4,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import type { Handoff } from '../domain/handoffs/records.ts';
+import { sendSerializedOnce } from './serialized-once.ts';
 
 /** Cache-Control of a final record: it never changes again. */
 export const FINAL_CACHE_CONTROL = 'private, max-age=31536000, immutable';
@@ -56,4 +57,15 @@ export function setHandoffHeaders(reply: FastifyReply, handoff: Handoff): void {
 /** Answers 304 Not Modified: headers only, no body (not even `null`). */
 export function sendNotModified(reply: FastifyReply): FastifyReply {
   return reply.code(304).send();
+}
+
+/** Answers a read of `handoff`: its ETag and Cache-Control, then 304 when If-None-Match names it, else it. */
+export function answerRead(
+  reply: FastifyReply,
+  handoff: Handoff,
+  ifNoneMatch: string | undefined,
+): FastifyReply {
+  setHandoffHeaders(reply, handoff);
+  if (ifNoneMatchMatches(ifNoneMatch, handoffEtag(handoff))) return sendNotModified(reply);
+  return sendSerializedOnce(reply, handoff.view, handoff.view);
 }

@@ -30,6 +30,11 @@ export interface ReadOptions {
 export interface HandoffReader {
   /** The record, after waiting as asked; NotFoundError for an unknown id or another company's. */
   read(principal: Principal, id: string, options: ReadOptions): Promise<Handoff>;
+  /**
+   * The record when memory has the answer `read` would give at once: a final record, or a partial one
+   * when the read does not wait; otherwise undefined (then call `read`). No promise: most polls end here.
+   */
+  readNow(principal: Principal, id: string, waitMs: number): Handoff | undefined;
   /** Ends every wait now (each answers with what it has), for a quick shutdown. */
   close(): void;
 }
@@ -122,17 +127,18 @@ export function createHandoffReader(deps: {
     }
   }
 
+  function readNow(principal: Principal, rawId: string, waitMs: number): Handoff | undefined {
+    const key = `${principal.companyId}:${rawId.toLowerCase()}`;
+    return cache.get(key) ?? (waitMs <= 0 || closed ? cache.getPartial(key) : undefined);
+  }
+
   return {
+    readNow,
     async read(principal, rawId, options) {
+      const now = readNow(principal, rawId, options.waitMs);
+      if (now) return now;
       const id = rawId.toLowerCase();
-      const key = `${principal.companyId}:${id}`;
-      const cached = cache.get(key);
-      if (cached) return cached;
-      if (options.waitMs <= 0 || closed) {
-        const partial = cache.getPartial(key);
-        if (partial) return partial;
-        return found(await readRow(principal.companyId, id), id);
-      }
+      if (options.waitMs <= 0 || closed) return found(await readRow(principal.companyId, id), id);
       return waitForChange(principal.companyId, id, options);
     },
     close() {

@@ -1,18 +1,13 @@
 /** The call-handoff endpoints: the reader (spec 4.5) and the writer side (decision 18). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Static } from 'typebox';
 import { ValidationError } from '../../../domain/errors.ts';
 import { createHandoffReader } from '../../../domain/handoffs/reader.ts';
 import { createHandoff, finalizeHandoffRecord, mergeHandoff } from '../../../domain/handoffs/records.ts';
 import { createHandoffWatcher } from '../../../domain/handoffs/watch.ts';
 import type { Services } from '../../../services.ts';
-import {
-  handoffEtag,
-  ifNoneMatchMatches,
-  knownVersion,
-  sendNotModified,
-  setHandoffHeaders,
-} from '../../handoff-caching.ts';
+import { answerRead, knownVersion, setHandoffHeaders } from '../../handoff-caching.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import {
   CREATE_DESCRIPTION,
@@ -33,7 +28,6 @@ import {
   ReadQuery,
   RecordResponse,
 } from '../../schemas/handoffs/handoffs.ts';
-import { sendSerializedOnce } from '../../serialized-once.ts';
 
 const TAGS = ['call-handoff'];
 const WRITE_ERRORS = [404, 413, 415, 422] as const;
@@ -88,32 +82,43 @@ export const callHandoffRoutes: FastifyPluginAsyncTypebox<{ services: Services }
         },
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const ifNoneMatch = request.headers['if-none-match'];
       const waitMs = Math.round((request.query.wait ?? 0) * 1000);
-      // Only a long poll needs to know when its client goes away; a plain read skips the cost.
-      let signal: AbortSignal | undefined;
-      if (waitMs > 0) {
-        const gone = new AbortController();
-        reply.raw.once('close', () => gone.abort());
-        signal = gone.signal;
-      }
-      const ended = waitMs > 0 ? services.metrics?.longPollStarted() : undefined;
-      let handoff: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        handoff = await reader.read(request.principal, request.params.handoff_id, {
-          waitMs,
-          knownVersion: knownVersion(ifNoneMatch, request.params.handoff_id),
-          ...(signal ? { signal } : {}),
-        });
-      } finally {
-        ended?.();
-      }
-      setHandoffHeaders(reply, handoff);
-      if (ifNoneMatchMatches(ifNoneMatch, handoffEtag(handoff))) return sendNotModified(reply);
-      return sendSerializedOnce(reply, handoff.view, handoff.view);
+      // Answered from memory without a promise when it can be: this runs on every poll.
+      const now = reader.readNow(request.principal, request.params.handoff_id, waitMs);
+      if (!now) return readAndAnswer(request, reply, ifNoneMatch, waitMs);
+      answerRead(reply, now, ifNoneMatch);
     },
   );
+
+  /** Reads the record (waiting as asked) and answers it. */
+  async function readAndAnswer(
+    request: FastifyRequest<{ Params: Static<typeof HandoffParams> }>,
+    reply: FastifyReply,
+    ifNoneMatch: string | undefined,
+    waitMs: number,
+  ): Promise<void> {
+    // Only a long poll needs to know when its client goes away; a plain read skips the cost.
+    let signal: AbortSignal | undefined;
+    if (waitMs > 0) {
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      signal = gone.signal;
+    }
+    const ended = waitMs > 0 ? services.metrics?.longPollStarted() : undefined;
+    let handoff: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      handoff = await reader.read(request.principal, request.params.handoff_id, {
+        waitMs,
+        knownVersion: knownVersion(ifNoneMatch, request.params.handoff_id),
+        ...(signal ? { signal } : {}),
+      });
+    } finally {
+      ended?.();
+    }
+    return answerRead(reply, handoff, ifNoneMatch);
+  }
 
   app.post(
     '/api/v1/call-handoff',
