@@ -28,6 +28,8 @@ export interface PrincipalCache {
   lookup(keyHash: string, load: () => Promise<Principal>): Promise<Principal>;
   /** The principal of `keyHash` when it is in memory and may be trusted now; no promise, no query. */
   peek(keyHash: string): Principal | undefined;
+  /** The products `principal`'s user sees when they are in memory and may be trusted now; no promise. */
+  peekProducts(principal: Principal): ProductView[] | undefined;
   /** The products `principal`'s user sees: from memory, or from `load` (cached likewise). */
   products(principal: Principal, load: () => Promise<ProductView[]>): Promise<ProductView[]>;
   /** Forgets every entry. */
@@ -52,7 +54,6 @@ export function createPrincipalCache(options: PrincipalCacheOptions): PrincipalC
   const { database, notifier, capacity } = options;
   const maxAge = options.maxAgeMs ?? PRINCIPAL_MAX_AGE_MS;
   const entries = capacity > 0 ? new LRUCache<string, Principal>({ max: capacity, ttl: maxAge }) : undefined;
-  // By user: what a user sees depends on the user's role and grants, not on which of their keys asks.
   const productLists =
     capacity > 0 ? new LRUCache<string, ProductView[]>({ max: capacity, ttl: maxAge }) : undefined;
   // Bumped by every clear: a look-up that began before a change must not store what it read.
@@ -111,12 +112,18 @@ export function createPrincipalCache(options: PrincipalCacheOptions): PrincipalC
     return value;
   }
 
+  /** The value of `key` in `map` when it may be trusted now. */
+  function peekIn<T extends object>(map: LRUCache<string, T> | undefined, key: string): T | undefined {
+    if (!map) return undefined;
+    subscribe();
+    return trusted() ? map.get(key) : undefined;
+  }
+  // By user: what a user sees depends on the user's role and grants, not on which of their keys asks.
+  const productsKey = (principal: Principal) => `${principal.companyId}:${principal.userId}`;
+
   return {
-    peek(keyHash) {
-      if (!entries) return undefined;
-      subscribe();
-      return trusted() ? entries.get(keyHash) : undefined;
-    },
+    peek: (keyHash) => peekIn(entries, keyHash),
+    peekProducts: (principal) => peekIn(productLists, productsKey(principal)),
     lookup(keyHash, load) {
       return cached(entries, keyHash, load, (principal) => {
         Object.freeze(principal.scopes);
@@ -126,7 +133,7 @@ export function createPrincipalCache(options: PrincipalCacheOptions): PrincipalC
     products(principal, load) {
       const freeze = (list: ProductView[]) =>
         Object.freeze(list.map((p) => Object.freeze(p))) as ProductView[];
-      return cached(productLists, `${principal.companyId}:${principal.userId}`, load, freeze);
+      return cached(productLists, productsKey(principal), load, freeze);
     },
     clear,
     get size() {

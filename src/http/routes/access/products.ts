@@ -1,5 +1,7 @@
 /** GET /api/v1/product/list (spec 4.6, decision 15). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import type { Principal } from '../../../domain/access/principal.ts';
 import { listProductsFor } from '../../../domain/access/products.ts';
 import type { Services } from '../../../services.ts';
 import { ProductListResponse } from '../../schemas/access/products.ts';
@@ -23,13 +25,17 @@ export const productRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
         },
       },
     },
-    async (request, reply) => {
-      const products = await listProductsFor(
-        services.database.db,
-        request.principal,
-        services.principalCache,
-      );
-      return sendSerializedOnce(reply, products, { products });
+    (request, reply) => {
+      // Answered from memory without a promise when it can be: most lists are.
+      const known = services.principalCache.peekProducts(request.principal);
+      if (!known) return listAndSend(request.principal, reply);
+      sendSerializedOnce(reply, known, { products: known });
     },
   );
+
+  /** Lists the products (from the database, or memory) and sends them. */
+  async function listAndSend(principal: Principal, reply: FastifyReply): Promise<void> {
+    const products = await listProductsFor(services.database.db, principal, services.principalCache);
+    sendSerializedOnce(reply, products, { products });
+  }
 };
