@@ -315,6 +315,28 @@ for (const backend of BACKENDS) {
       });
     });
 
+    it('a batch that runs out of its window gives the rest back: the next batch sends them at once', async () => {
+      const c = await h.company();
+      const key = await keyOf(c);
+      const r = await receiver();
+      let releaseFirst: () => void = () => {};
+      r.answer = (_req, res, index) => {
+        if (index === 0) releaseFirst = () => res.writeHead(200).end();
+        else setTimeout(() => res.writeHead(200).end(), 600);
+      };
+      const endpoint = await createEndpoint(key, { url: r.url, types: ['call.created'] });
+      await createCall(c, 'w-0');
+      await r.waitFor((got) => got.length >= 1);
+      for (let i = 1; i <= 3; i++) await createCall(c, `w-${i}`);
+      await waitForDeliveries(key, endpoint.id, (l) => l.length >= 4);
+      const released = Date.now();
+      releaseFirst();
+      // Two 600 ms answers fill a batch's 1 s window; the third must not wait for its claim to end (≥ 11 s).
+      await r.waitFor((got) => got.length >= 4);
+      assert.ok(Date.now() - released < 8000, `the last delivery came ${Date.now() - released} ms after`);
+      assert.equal(new Set(r.received.map((got) => got.headers['webhook-id'])).size, 4, 'each sent once');
+    });
+
     it('test sends webhook.test whatever the types and logs no event; redeliver resends the same id', async () => {
       const c = await h.company();
       const key = await keyOf(c);
