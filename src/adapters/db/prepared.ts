@@ -14,6 +14,11 @@ export interface PreparedStatement {
   readonly text: string;
 }
 
+/** The rows of a raw `db.execute` result (node-postgres and PGlite both answer `{ rows }`). */
+export function rowsOf<Row = Record<string, unknown>>(result: unknown): Row[] {
+  return (result as { rows: Row[] }).rows;
+}
+
 /** Declares a statement; `name` must be unique among the service's prepared statements. */
 export function prepared(name: string, text: string): PreparedStatement {
   return { name: `cqs_${name}`, text };

@@ -5,7 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
-import { prepared, runPrepared } from '../prepared.ts';
+import { prepared, rowsOf, runPrepared } from '../prepared.ts';
 import type { ConversationFields } from './conversations.ts';
 import { inKeyOrder, type TagValue } from './tags.ts';
 
@@ -68,7 +68,7 @@ function firstRow(rows: Record<string, unknown>[]): Record<string, unknown> {
 }
 
 function rowOf(result: unknown): Record<string, unknown> {
-  return firstRow((result as { rows: Record<string, unknown>[] }).rows);
+  return firstRow(rowsOf(result));
 }
 
 function failureOf(row: Record<string, unknown>): CallCheckFailure | undefined {

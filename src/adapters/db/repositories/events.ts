@@ -6,6 +6,7 @@
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
+import { rowsOf } from '../prepared.ts';
 import { conversations, eventPurges, events, users } from '../schema.ts';
 
 /** An event to write. */
@@ -89,7 +90,7 @@ export async function listEvents(
       order by events.txid, events.seq
       limit ${options.limit}
     ) e on true`);
-  const rows = (result as unknown as { rows: Record<string, unknown>[] }).rows;
+  const rows = rowsOf(result);
   const horizon = String(rows[0]?.horizon ?? after.txid);
   const found = rows
     .filter((r) => r.id !== null && r.id !== undefined)
@@ -137,6 +138,6 @@ export async function purgeOldEvents(db: Db, retentionDays: number, limit: numbe
       returning 1
     )
     select count(*)::int as n from deleted`);
-  const rows = (result as unknown as { rows: { n: number }[] }).rows;
+  const rows = rowsOf<{ n: number }>(result);
   return rows[0]?.n ?? 0;
 }

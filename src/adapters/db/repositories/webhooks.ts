@@ -4,6 +4,7 @@
  */
 import { and, asc, desc, eq, isNotNull, lte, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
+import { rowsOf } from '../prepared.ts';
 import { webhookDeliveries, webhookDispatch, webhookEndpoints } from '../schema.ts';
 import type { Position } from './events.ts';
 
@@ -173,8 +174,6 @@ export interface ClaimedDelivery {
   dueAt: string;
 }
 
-const rowsOf = (result: unknown) => (result as { rows: Record<string, unknown>[] }).rows;
-
 /**
  * Takes up to `limit` of the endpoint's due deliveries, oldest due first, and moves their due time
  * `leaseSeconds` ahead, so that no other worker sends them meanwhile; a worker that dies leaves them due
@@ -239,13 +238,13 @@ export async function recordDelivered(
       where d.company_id = ${companyId} and d.id = v.id`);
 }
 
-/** Records an attempt and what follows: delivered, failed, or pending again after `retryInSeconds`. */
+/** Records a failed attempt and what follows: failed, or pending again after `retryInSeconds`. */
 export async function recordAttempt(
   db: Db,
   companyId: string,
   id: string,
   attempt: DeliveryAttempt,
-  outcome: { status: 'delivered' | 'failed' } | { status: 'pending'; retryInSeconds: number },
+  outcome: { status: 'failed' } | { status: 'pending'; retryInSeconds: number },
 ): Promise<void> {
   await db
     .update(webhookDeliveries)
@@ -339,7 +338,7 @@ export async function fanOutDeliveries(
       returning company_id, endpoint_id
     )
     select distinct company_id::text as company_id, endpoint_id::text as endpoint_id from inserted`);
-  const rows = (result as unknown as { rows: { company_id: string; endpoint_id: string }[] }).rows;
+  const rows = rowsOf<{ company_id: string; endpoint_id: string }>(result);
   return rows.map((r) => ({ companyId: r.company_id, endpointId: r.endpoint_id }));
 }
 
