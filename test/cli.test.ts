@@ -1,21 +1,14 @@
 /** The `cqs` command as a user runs it: a real process, real output, real exit codes. */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { freePort, runCli, serveCli } from './helpers/process.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 describe('cqs command line', () => {
-  const dirs: string[] = [];
-  const tempDir = async () => {
-    const d = await mkdtemp(join(tmpdir(), 'cqs-cli-'));
-    dirs.push(d);
-    return d;
-  };
-  after(async () => {
-    for (const d of dirs) await rm(d, { recursive: true, force: true });
-  });
+  const makeDir = tempDirs();
+  const tempDir = () => makeDir('cqs-cli-');
 
   it('lists its commands in --help', async () => {
     const { code, out } = await runCli(['--help'], {});

@@ -1,22 +1,18 @@
 /** @cqs/client installs from its packed tarball into an empty project, offline, and imports from both entries. */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, it } from 'node:test';
+import { it } from 'node:test';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 const CLIENT = new URL('../packages/client', import.meta.url).pathname;
 const NPM = 'npm'; // the npm on PATH, as a user runs it
-const dirs: string[] = [];
-after(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs();
 
 it('npm pack → npm install --offline into an empty project → import works', async () => {
-  const packs = await mkdtemp(join(tmpdir(), 'cqs-pack-'));
-  const project = await mkdtemp(join(tmpdir(), 'cqs-consumer-'));
-  dirs.push(packs, project);
+  const packs = await tempDir('cqs-pack-');
+  const project = await tempDir('cqs-consumer-');
   const npm = (args: string[], cwd: string) =>
     execFileSync(NPM, [...args, '--no-audit', '--no-fund'], { cwd, encoding: 'utf8', stdio: 'pipe' });
   npm(['pack', '--pack-destination', packs], CLIENT);

@@ -6,15 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { openDatabase } from '../src/adapters/db/database.ts';
 import { templateFor, templatePath } from '../src/adapters/db/pglite-template.ts';
 import { runCli } from './helpers/process.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 /** The version of the installed PGlite, read from its own package.json. */
 async function pgliteVersion(): Promise<string> {
@@ -40,15 +40,8 @@ async function systemIdentifier(dataDir: string, write?: string): Promise<{ id: 
 }
 
 describe('the archive a first embedded start loads', () => {
-  const dirs: string[] = [];
-  const tempDir = async () => {
-    const d = await mkdtemp(join(tmpdir(), 'cqs-template-'));
-    dirs.push(d);
-    return d;
-  };
-  after(async () => {
-    for (const d of dirs) await rm(d, { recursive: true, force: true });
-  });
+  const makeDir = tempDirs();
+  const tempDir = () => makeDir('cqs-template-');
 
   it('is made by `cqs embedded-template`, named by the installed PGlite version', async () => {
     const { code, out } = await runCli(['embedded-template'], {});

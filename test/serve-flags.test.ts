@@ -4,12 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { readFile } from 'node:fs/promises';
+import { describe, it } from 'node:test';
 import { SERVE_HEAP_GROWING_PERCENT, SERVE_SEMI_SPACE_MB } from '../src/cli/heap-flags.ts';
 import { freePort, serveCli } from './helpers/process.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 const OURS = [
   `--max-semi-space-size=${SERVE_SEMI_SPACE_MB}`,
@@ -18,15 +17,11 @@ const OURS = [
 ];
 
 describe('cqs serve memory flags', { skip: !existsSync('/proc/self/cmdline') && 'needs /proc' }, () => {
-  const dirs: string[] = [];
-  after(async () => {
-    for (const d of dirs) await rm(d, { recursive: true, force: true });
-  });
+  const tempDir = tempDirs();
 
   /** The command line `cqs serve` runs with once it listens (embedded database), given `env`. */
   async function servedArgs(env: Record<string, string>): Promise<string[]> {
-    const dataDir = await mkdtemp(join(tmpdir(), 'cqs-flags-'));
-    dirs.push(dataDir);
+    const dataDir = await tempDir('cqs-flags-');
     const served = serveCli({
       DATA_DIR: dataDir,
       PORT: String(await freePort()),
