@@ -1,6 +1,6 @@
 /**
- * The webhook fan-out loop of a worker process: woken by every commit that writes events (the events
- * trigger's NOTIFY, heard by every process), and polling as a safety net for lost notifications and for
+ * The webhook fan-out loop of a worker process: woken by commits that write events (the events
+ * trigger's NOTIFY, heard by every process; of concurrent commits one notifies, see migration 0017), and polling as a safety net for lost notifications and for
  * retries coming due. Runs woken by events start at most every `FANOUT_COALESCE_MS`, so that under load
  * one run (a transaction of several statements) covers the events of many writes instead of one run per
  * write, while a wake-up after a quiet spell runs at once; wake-ups that arrive meanwhile, or during a
@@ -16,6 +16,9 @@ export const EVENTS_NOTIFY_KEY = '*events';
 
 /** The least milliseconds between the starts of two runs woken by events: the wake-ups between join one. */
 export const FANOUT_COALESCE_MS = 20;
+
+/** How long after a wake-up the loop keeps running, for commits that wrote events without notifying. */
+export const FANOUT_TAIL_MS = 250;
 
 /** A running fan-out loop. */
 export interface WebhookDispatcher {
@@ -34,6 +37,11 @@ export function startWebhookDispatcher(services: Services, log: WorkerLog): Webh
   const runOnce = async (due: boolean) => {
     try {
       await fanOutEvents(database.db, queue);
+      // A commit that wrote events beside the one that notified sent no wake-up of its own (migration
+      // 0017), and events are read only once every older transaction has ended: for FANOUT_TAIL_MS after
+      // a wake-up the loop keeps running (throttled as wake-ups are), so those follow within milliseconds
+      // instead of at the next poll.
+      if (!stopped && Date.now() - lastWake < FANOUT_TAIL_MS) runSoon();
       if (due) await queueDueDeliveries(database.db, queue);
     } catch (error) {
       log.warn({ err: error }, 'webhook fan-out failed; retrying at the next wake-up');
@@ -58,6 +66,7 @@ export function startWebhookDispatcher(services: Services, log: WorkerLog): Webh
   // When the last run began: a wake-up runs at once when that was FANOUT_COALESCE_MS ago or more, and
   // otherwise when it will be, so an idle service adds no wait and a busy one runs at most that often.
   let lastStart = 0;
+  let lastWake = 0;
   const runSoon = () => {
     soon ??= setTimeout(
       () => {
@@ -70,7 +79,11 @@ export function startWebhookDispatcher(services: Services, log: WorkerLog): Webh
   };
 
   let unsubscribe: (() => void) | undefined;
-  notifier.subscribe(EVENTS_NOTIFY_KEY, runSoon).then(
+  const woken = () => {
+    lastWake = Date.now();
+    runSoon();
+  };
+  notifier.subscribe(EVENTS_NOTIFY_KEY, woken).then(
     (off) => {
       if (stopped) off();
       else unsubscribe = off;

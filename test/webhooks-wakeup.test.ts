@@ -1,0 +1,67 @@
+/**
+ * The fan-out's wake-up on PostgreSQL (migration 0017): of concurrent transactions that write events only
+ * one notifies, so a commit that did not notify must still be delivered promptly, not at the next poll.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { type Harness, startHarness } from './helpers/harness.ts';
+import { type Receiver, startReceiver } from './helpers/receiver.ts';
+
+describe('webhook wake-ups (postgres)', { skip: !process.env.TEST_DATABASE_URL }, () => {
+  let h: Harness;
+  let receiver: Receiver;
+  before(async () => {
+    // A poll a minute apart: only wake-ups deliver within the test.
+    h = await startHarness(
+      'postgres',
+      { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_INTERVAL: '60000', WORKER_POLL_INTERVAL: '50' },
+      { worker: true },
+    );
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await receiver.close();
+    await h.close();
+  });
+
+  it('delivers the events of a commit that ran beside the notifying one, without waiting for the poll', async () => {
+    const c = await h.company();
+    const { key } = await c.addKey(c.admin.id, ['webhooks']);
+    const res = await h.request({
+      method: 'POST',
+      url: '/api/v1/webhooks',
+      key,
+      body: { url: receiver.url },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    // Let the start-up poll pass, so that only wake-ups remain.
+    await sleep(300);
+    const first = new pg.Client({ connectionString: h.databaseUrl });
+    const second = new pg.Client({ connectionString: h.databaseUrl });
+    await first.connect();
+    await second.connect();
+    try {
+      const write = (client: pg.Client, n: number) =>
+        client.query(`insert into events (company_id, type, data) values ($1, 'call.updated', $2::jsonb)`, [
+          c.id,
+          JSON.stringify({ n }),
+        ]);
+      await first.query('begin');
+      await write(first, 1); // takes the wake-up
+      await second.query('begin');
+      await write(second, 2); // finds it taken: sends none
+      const start = Date.now();
+      await first.query('commit');
+      await sleep(120);
+      await second.query('commit');
+      await receiver.waitFor((r) => r.length >= 2, 5000);
+      assert.deepEqual(receiver.received.map((r) => r.json.data.n).sort(), [1, 2]);
+      assert.ok(Date.now() - start < 5000);
+    } finally {
+      await first.end();
+      await second.end();
+    }
+  });
+});
