@@ -16,7 +16,13 @@ import { VERIFY_UPLOAD_JOB } from '../domain/uploads/uploads.ts';
 import { verifyUpload } from '../domain/uploads/verification.ts';
 import { deliverEndpoint, WEBHOOK_DELIVER_JOB } from '../domain/webhooks/delivery.ts';
 import type { Services } from '../services.ts';
-import { type JobHandler, type PeriodicTask, PermanentJobError, type WorkerLog } from './worker.ts';
+import {
+  JOB_COMPLETED,
+  type JobHandler,
+  type PeriodicTask,
+  PermanentJobError,
+  type WorkerLog,
+} from './worker.ts';
 
 /** The handler of every job kind. */
 export function jobHandlers(
@@ -42,9 +48,10 @@ export function jobHandlers(
       if (!job.companyId) throw new PermanentJobError('analysis job without a company');
       const deps = { db: database.db, storage, decoder: findDecoder(config.ffmpegPath) };
       try {
-        const result = await runAnalysis(deps, job.companyId, job.payload);
+        const result = await runAnalysis(deps, job.companyId, job.payload, job);
         // The failure is recorded on the call; the job is kept dead with the reason, never retried.
         if (result.status === 'failed') throw new PermanentJobError(result.reason);
+        if (result.jobCompleted) return JOB_COMPLETED;
       } catch (error) {
         if (!(error instanceof PermanentJobError) && job.attempts >= job.maxAttempts) {
           await giveUpAnalysis(database.db, job.companyId, job.payload, error);

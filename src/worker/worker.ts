@@ -5,8 +5,15 @@
  */
 import type { Job, JobQueue, KindFilter } from '../adapters/queue/queue.ts';
 
+/**
+ * What a handler returns when the statement that stored its work also completed the job (one commit
+ * instead of two); the worker then completes nothing.
+ */
+export const JOB_COMPLETED = 'completed';
+
 /** Runs one kind of job. Throwing retries the job later; a PermanentJobError does not. */
-export type JobHandler = (job: Job) => Promise<void>;
+// biome-ignore lint/suspicious/noConfusingVoidType: handlers that complete nothing themselves return nothing.
+export type JobHandler = (job: Job) => Promise<void | typeof JOB_COMPLETED>;
 
 /** A failure that retrying cannot fix. */
 export class PermanentJobError extends Error {
@@ -61,8 +68,7 @@ export async function runJob(
     if (job.attempts > job.maxAttempts) {
       throw new PermanentJobError('the worker of its last attempt stopped before finishing it');
     }
-    await handler(job);
-    if (await queue.complete(job)) queue.notify([job.kind]);
+    if ((await handler(job)) !== JOB_COMPLETED && (await queue.complete(job))) queue.notify([job.kind]);
   } catch (error) {
     try {
       const outcome = await queue.fail(job, error, { permanent: error instanceof PermanentJobError });

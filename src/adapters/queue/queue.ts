@@ -127,14 +127,24 @@ const CLAIM = prepared(
 );
 
 /**
+ * The delete of a finished job whose claim is still its own: `$id` its id, `$attempts` the claim's attempt
+ * (statements that finish a job's work and the job at once use it, see `JOB_COMPLETED`).
+ */
+export function deleteFinishedJob(idParam: number, attemptsParam: number): string {
+  return `delete from jobs where id = $${idParam}::bigint and attempts = $${attemptsParam}::int`;
+}
+
+/** What a claimed job is to a statement that completes it along with its work. */
+export type ClaimedJob = Pick<Job, 'id' | 'attempts'>;
+
+/**
  * Deletes a finished job, unless its lease was lost to another worker meanwhile ($2: the claim's attempt),
  * and queues it again as a new job when it was asked to run once more. One statement: an enqueue that
  * flags the job holds its row until it commits, so the delete waits for it and sees the flag.
  */
 const COMPLETE = prepared(
   'jobs_complete',
-  `with done as (delete from jobs where id = $1::bigint and attempts = $2::int
-                 returning company_id, kind, payload, dedupe_key, max_attempts, rerun)
+  `with done as (${deleteFinishedJob(1, 2)} returning company_id, kind, payload, dedupe_key, max_attempts, rerun)
    insert into jobs (company_id, kind, payload, dedupe_key, max_attempts)
    select company_id, kind, payload, dedupe_key, max_attempts from done where rerun
    returning id`,

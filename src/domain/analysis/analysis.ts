@@ -9,12 +9,13 @@ import {
   type AnalysisOutcome,
   findAnalysis,
   findAnalysisSubject,
+  finishAnalysisJob,
   finishAnalysisRun,
   startAnalysisRun,
 } from '../../adapters/db/repositories/analyses.ts';
 import { findUploadWithConversation } from '../../adapters/db/repositories/uploads.ts';
 import { type Decoder, UndecodableError } from '../../adapters/decode/ffmpeg.ts';
-import type { JobQueue } from '../../adapters/queue/queue.ts';
+import type { ClaimedJob, JobQueue } from '../../adapters/queue/queue.ts';
 import type { Storage } from '../../adapters/storage/storage.ts';
 import type { DetectorKind } from '../../adapters/vad/detector.ts';
 import type { SegmentInput } from '../calls/transcript.ts';
@@ -94,7 +95,10 @@ export interface AnalysisDeps {
 }
 
 /** How a run ended: stored, superseded by a newer run, or failed with a reason retrying cannot fix. */
-export type RunResult = { status: 'ready' | 'superseded' } | { status: 'failed'; reason: string };
+export type RunResult = ({ status: 'ready' | 'superseded' } | { status: 'failed'; reason: string }) & {
+  /** True when the statement that stored the result also completed the job it was given. */
+  jobCompleted?: boolean;
+};
 
 /** Roles of the two channels of a recording: from the channel map, or both unknown when it is null. */
 export function channelRoles(channelMap: readonly string[] | null): [SpeechRole, SpeechRole] {
@@ -177,11 +181,15 @@ function analyzeTranscript(transcript: unknown): AnalysisOutcome {
   };
 }
 
-/** Runs one analysis job. Transient errors (storage, database) throw, so the job is retried. */
+/**
+ * Runs one analysis job. Transient errors (storage, database) throw, so the job is retried. Given its
+ * claimed `job`, a ready result completes the job in the statement that stores it.
+ */
 export async function runAnalysis(
   deps: AnalysisDeps,
   companyId: string,
   payload: Record<string, unknown>,
+  job?: ClaimedJob,
 ): Promise<RunResult> {
   const { conversationUuid, runId, uploadId } = payload as Partial<AnalyzePayload>;
   if (typeof conversationUuid !== 'string' || typeof runId !== 'string') {
@@ -207,10 +215,18 @@ export async function runAnalysis(
           },
         }
       : undefined;
-  const stored = await finishAnalysisRun(deps.db, companyId, conversationUuid, runId, outcome, event);
-  if (!stored) return { status: 'superseded' };
+  const { stored, completed } = await finishAnalysisJob(
+    deps.db,
+    companyId,
+    conversationUuid,
+    runId,
+    outcome,
+    event,
+    job,
+  );
+  if (!stored) return { status: 'superseded', jobCompleted: completed };
   return outcome.status === 'ready'
-    ? { status: 'ready' }
+    ? { status: 'ready', jobCompleted: completed }
     : { status: 'failed', reason: outcome.reason ?? '' };
 }
 

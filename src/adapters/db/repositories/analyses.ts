@@ -1,5 +1,7 @@
 /** Call analyses (decision 28), one row per call. Every query is filtered by company. */
 import { and, desc, eq } from 'drizzle-orm';
+import type { ClaimedJob } from '../../queue/queue.ts';
+import { deleteFinishedJob } from '../../queue/queue.ts';
 import type { Db } from '../database.ts';
 import { prepared, runPrepared } from '../prepared.ts';
 import { callAnalyses, uploads } from '../schema.ts';
@@ -48,6 +50,15 @@ const FINISH_RUN_WITH_EVENT = prepared(
        select company_id, $8::text, $9::jsonb from stored)
    select count(*)::int as stored from stored`,
 );
+// The same, and the job deleted when its claim is still its own, unless it is to run again.
+const FINISH_RUN_WITH_EVENT_AND_JOB = prepared(
+  'analysis_finish_with_event_and_job',
+  `with stored as (${STORE_RUN}),
+     written as (insert into events (company_id, type, data)
+       select company_id, $8::text, $9::jsonb from stored),
+     done as (${deleteFinishedJob(10, 11)} and not rerun returning id)
+   select (select count(*)::int from stored) as stored, (select count(*)::int from done) as completed`,
+);
 
 /**
  * Stores the outcome of a run, only if it is still the call's latest run; false when it is not. With
@@ -61,6 +72,22 @@ export async function finishAnalysisRun(
   outcome: AnalysisOutcome,
   event?: { type: string; data: Record<string, unknown> },
 ): Promise<boolean> {
+  return (await finishAnalysisJob(db, companyId, conversationUuid, runId, outcome, event)).stored;
+}
+
+/**
+ * finishAnalysisRun for the worker: given the claimed `job` and an `event`, the same statement also
+ * completes the job (`completed`), so the worker need not.
+ */
+export async function finishAnalysisJob(
+  db: Db,
+  companyId: string,
+  conversationUuid: string,
+  runId: string,
+  outcome: AnalysisOutcome,
+  event?: { type: string; data: Record<string, unknown> },
+  job?: ClaimedJob,
+): Promise<{ stored: boolean; completed: boolean }> {
   const figures =
     outcome.figures === null || outcome.figures === undefined ? null : JSON.stringify(outcome.figures);
   const values = [
@@ -73,10 +100,13 @@ export async function finishAnalysisRun(
     outcome.method,
   ];
   // Without an event, no insert at all: the events table's statement trigger would notify for nothing.
-  const [row] = event
-    ? await runPrepared(db, FINISH_RUN_WITH_EVENT, [...values, event.type, JSON.stringify(event.data)])
-    : await runPrepared(db, FINISH_RUN, values);
-  return Number(row?.stored ?? 0) > 0;
+  const withEvent = event ? [...values, event.type, JSON.stringify(event.data)] : [];
+  const [row] = !event
+    ? await runPrepared(db, FINISH_RUN, values)
+    : job
+      ? await runPrepared(db, FINISH_RUN_WITH_EVENT_AND_JOB, [...withEvent, job.id, job.attempts])
+      : await runPrepared(db, FINISH_RUN_WITH_EVENT, withEvent);
+  return { stored: Number(row?.stored ?? 0) > 0, completed: Number(row?.completed ?? 0) > 0 };
 }
 
 const FIND_SUBJECT = prepared(
