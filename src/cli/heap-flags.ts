@@ -46,6 +46,11 @@ export function serveFlags(env: NodeJS.ProcessEnv): string[] {
   ];
 }
 
+/** The folder `cqs serve` gives Node as its compile cache (NODE_COMPILE_CACHE unless one is set). */
+export function compileCacheDir(env: NodeJS.ProcessEnv): string {
+  return env.NODE_COMPILE_CACHE ?? join(tmpdir(), 'node-compile-cache');
+}
+
 /** Re-executes this process with the serve flags when it has none of its own; returns when it did not. */
 export function execWithServeFlags(): void {
   const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never })
@@ -54,6 +59,6 @@ export function execWithServeFlags(): void {
   const chosen = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
   if (chosen.some((arg) => OWN_FLAGS.some((flag) => arg.startsWith(flag)))) return;
   const argv = [...serveFlags(process.env), ...process.execArgv, ...process.argv.slice(1)];
-  const env = { NODE_COMPILE_CACHE: join(tmpdir(), 'node-compile-cache'), ...process.env };
+  const env = { NODE_COMPILE_CACHE: compileCacheDir(process.env), ...process.env };
   execve.call(process, process.execPath, [process.execPath, ...argv], env);
 }

@@ -45,6 +45,17 @@ export function registerServeCommands(program: Command): void {
     });
 
   program
+    .command('prepare')
+    .description(
+      "Make the embedded database's archive and fill Node's compile cache with the service's modules (npm install runs it)",
+    )
+    .action(async () => {
+      process.stdout.write(`${await makeEmbeddedTemplate(false)}\n`);
+      const { fillCompileCache } = await import('../compile-cache.ts');
+      process.stdout.write(`compile cache: ${fillCompileCache(process.env)} modules\n`);
+    });
+
+  program
     .command('migrate')
     .description('Apply the database migrations and exit')
     .action(async () => {
