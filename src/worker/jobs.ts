@@ -1,4 +1,5 @@
 /** The service's jobs: which handler runs each kind, and the periodic tasks that queue the sweeps. */
+import { keepUpStatistics } from '../adapters/db/upkeep.ts';
 import { findDecoder } from '../adapters/decode/ffmpeg.ts';
 import type { MediaProber } from '../adapters/probe/mediainfo.ts';
 import { transcriberOf } from '../adapters/transcribe/factory.ts';
@@ -99,9 +100,13 @@ export function jobHandlers(
   };
 }
 
+/** Milliseconds between two rounds of the database's statistics upkeep (a look at pg_stat_user_tables). */
+export const UPKEEP_EVERY_MS = 10_000;
+
 /**
- * Queues the upload sweep every UPLOAD_SWEEP_INTERVAL (with several processes, one sweep is queued), and
- * purges events past retention hourly (idempotent, so each process may run it).
+ * Queues the upload sweep every UPLOAD_SWEEP_INTERVAL (with several processes, one sweep is queued),
+ * purges events past retention hourly, and keeps the planner's statistics up (`adapters/db/upkeep.ts`);
+ * the last two are idempotent, so each process may run them.
  */
 export function periodicTasks(services: Services): PeriodicTask[] {
   const { database, queue, config } = services;
@@ -129,6 +134,13 @@ export function periodicTasks(services: Services): PeriodicTask[] {
       everyMs: 3600_000,
       async run() {
         await purgeExpiredEvents(database.db, config.events.retentionDays);
+      },
+    },
+    {
+      name: 'db.upkeep',
+      everyMs: UPKEEP_EVERY_MS,
+      async run() {
+        await keepUpStatistics(database);
       },
     },
   ];
