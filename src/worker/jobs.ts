@@ -2,8 +2,20 @@
 import { keepUpStatistics } from '../adapters/db/upkeep.ts';
 import { findDecoder } from '../adapters/decode/ffmpeg.ts';
 import type { MediaProber } from '../adapters/probe/mediainfo.ts';
+import type { Job } from '../adapters/queue/queue.ts';
 import { transcriberOf } from '../adapters/transcribe/factory.ts';
-import { ANALYZE_CALL_JOB, giveUpAnalysis, runAnalysis } from '../domain/analysis/analysis.ts';
+import {
+  ANALYZE_CALL_JOB,
+  giveUpAnalysis,
+  type RunResult,
+  runAnalysis,
+} from '../domain/analysis/analysis.ts';
+import {
+  isTranscriptRun,
+  runTranscriptAnalyses,
+  TRANSCRIPT_BATCH,
+  TRANSCRIPT_JOBS,
+} from '../domain/analysis/transcript-runs.ts';
 import { deleteObjects, ERASE_OBJECTS_JOB } from '../domain/calls/erase.ts';
 import { RETENTION_SWEEP_EVERY_MS, RETENTION_SWEEP_JOB, sweepRetention } from '../domain/calls/retention.ts';
 import { PURGE_EVENTS_TASK, purgeExpiredEvents } from '../domain/events/retention.ts';
@@ -22,6 +34,7 @@ import {
   type JobHandler,
   type PeriodicTask,
   PermanentJobError,
+  runJob,
   type WorkerLog,
 } from './worker.ts';
 
@@ -29,10 +42,48 @@ import {
 export function jobHandlers(
   services: Services,
   prober: MediaProber,
-  log: Pick<WorkerLog, 'warn'> = { warn() {} },
+  log: WorkerLog = { info() {}, warn() {}, error() {} },
 ): Record<string, JobHandler> {
   const { database, storage, queue, config } = services;
   const engine = transcriberOf(config.transcriber);
+
+  /** What becomes of an analysis job given its run's result: as the worker records any job's outcome. */
+  async function settleAnalysis(job: Job, run: () => Promise<RunResult>) {
+    try {
+      const result = await run();
+      // The failure is recorded on the call; the job is kept dead with the reason, never retried.
+      if (result.status === 'failed') throw new PermanentJobError(result.reason);
+      if (result.jobCompleted) return JOB_COMPLETED;
+    } catch (error) {
+      if (!(error instanceof PermanentJobError) && job.companyId && job.attempts >= job.maxAttempts) {
+        await giveUpAnalysis(database.db, job.companyId, job.payload, error);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * A transcript's analysis takes the other transcripts' analyses that are due along (their own claim), and
+   * runs them all in one read and one write; each of the others ends as if the worker had run it.
+   */
+  async function analyzeTranscripts(job: Job) {
+    const others = await queue.claim(TRANSCRIPT_BATCH - 1, TRANSCRIPT_JOBS);
+    const results = runTranscriptAnalyses(database.db, [job, ...others]);
+    // Each job awaits it below; a failure is each job's failure, never an unhandled rejection.
+    results.catch(() => {});
+    const resultOf = (one: Job) => async () => {
+      const result = (await results).get(one.id);
+      if (!result) throw new Error(`no result for analysis job ${one.id}`);
+      return result;
+    };
+    await Promise.all(
+      others.map((other) =>
+        runJob(queue, { [other.kind]: () => settleAnalysis(other, resultOf(other)) }, other, log),
+      ),
+    );
+    return settleAnalysis(job, resultOf(job));
+  }
+
   return {
     async [VERIFY_UPLOAD_JOB](job) {
       const uploadId = job.payload.uploadId;
@@ -47,18 +98,10 @@ export function jobHandlers(
     },
     async [ANALYZE_CALL_JOB](job) {
       if (!job.companyId) throw new PermanentJobError('analysis job without a company');
+      const companyId = job.companyId;
+      if (isTranscriptRun(job.payload)) return analyzeTranscripts(job);
       const deps = { db: database.db, storage, decoder: findDecoder(config.ffmpegPath) };
-      try {
-        const result = await runAnalysis(deps, job.companyId, job.payload, job);
-        // The failure is recorded on the call; the job is kept dead with the reason, never retried.
-        if (result.status === 'failed') throw new PermanentJobError(result.reason);
-        if (result.jobCompleted) return JOB_COMPLETED;
-      } catch (error) {
-        if (!(error instanceof PermanentJobError) && job.attempts >= job.maxAttempts) {
-          await giveUpAnalysis(database.db, job.companyId, job.payload, error);
-        }
-        throw error;
-      }
+      return settleAnalysis(job, () => runAnalysis(deps, companyId, job.payload, job));
     },
     async [TRANSCRIBE_CALL_JOB](job) {
       if (!job.companyId) throw new PermanentJobError('transcription job without a company');

@@ -9,6 +9,9 @@ import { jobHandlers, periodicTasks } from './jobs.ts';
 import { startWebhookDispatcher } from './webhook-dispatcher.ts';
 import { startWorker, type Worker, type WorkerLog } from './worker.ts';
 
+/** At least this long between two claims of the main worker (a quiet queue's claim is made at once). */
+const CLAIM_INTERVAL_MS = 20;
+
 /** Starts the workers; stop() waits for the jobs in flight and releases the prober. */
 export function startServiceWorker(services: Services, log: WorkerLog): Worker {
   const prober = createMediaInfoProber();
@@ -22,6 +25,8 @@ export function startServiceWorker(services: Services, log: WorkerLog): Worker {
     concurrency: services.config.workerConcurrency,
     periodic: periodicTasks(services),
     kinds: { except: webhookKinds },
+    // Under load, the analyses of the transcripts that calls bring are claimed together and run as a batch.
+    minClaimIntervalMs: CLAIM_INTERVAL_MS,
   });
   const webhookWorker = startWorker({
     queue: services.queue,

@@ -3,6 +3,7 @@
  * at once when this process enqueues a job. Periodic tasks (such as enqueueing sweeps) run on timers.
  * Stopping waits for the jobs in flight, so none is cut off half way.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Job, JobQueue, KindFilter } from '../adapters/queue/queue.ts';
 
 /**
@@ -46,6 +47,11 @@ export interface WorkerOptions {
   kinds?: KindFilter;
   /** Seconds a claim lasts (the queue's default unless given): how soon a dead worker's job runs again. */
   leaseSeconds?: number;
+  /**
+   * Milliseconds at least between two claims (0 by default). A claim after a quiet spell is made at once;
+   * under load the jobs queued meanwhile are claimed together, so a handler can take them as one batch.
+   */
+  minClaimIntervalMs?: number;
 }
 
 /** A running worker. */
@@ -130,11 +136,16 @@ export function startWorker(options: WorkerOptions): Worker {
       wake = done;
     });
 
+  const minClaimInterval = options.minClaimIntervalMs ?? 0;
+  let lastClaimAt = Number.NEGATIVE_INFINITY;
   const loop = (async () => {
     while (!stopped) {
       poked = false;
       const free = concurrency - inFlight.size;
       if (free > 0) {
+        const early = lastClaimAt + minClaimInterval - performance.now();
+        if (early > 0) await sleep(early);
+        lastClaimAt = performance.now();
         try {
           const claimed = await queue.claim(free, options.kinds, options.leaseSeconds);
           drained = claimed.length < free;

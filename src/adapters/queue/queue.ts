@@ -44,6 +44,8 @@ export interface Job {
 export interface KindFilter {
   only?: readonly string[];
   except?: readonly string[];
+  /** Only jobs whose payload contains this (JSON containment: `{"uploadId": null}` takes those with a null uploadId). */
+  payload?: Record<string, unknown>;
 }
 
 /** True when a worker of this filter takes jobs of `kind`. */
@@ -109,7 +111,7 @@ const secondsFromNow = (seconds: number) => sql`now() + make_interval(secs => ${
  * Claims due jobs: the oldest first, skipping those another worker holds, and counts an attempt. A job
  * still holding a lease it never released lost its worker: it is taken even on its last attempt, so that
  * it is declared dead (and its dedupe key freed) instead of lingering. $3 / $4: JSON arrays of the kinds
- * taken only / not taken, or null.
+ * taken only / not taken, or null; $5: what the payload must contain, or null.
  */
 const CLAIM = prepared(
   'jobs_claim',
@@ -120,6 +122,7 @@ const CLAIM = prepared(
        and (attempts < max_attempts or locked_until is not null)
        and ($3::jsonb is null or jsonb_exists($3::jsonb, kind))
        and ($4::jsonb is null or not jsonb_exists($4::jsonb, kind))
+       and ($5::jsonb is null or payload @> $5::jsonb)
      order by run_at, id
      limit $1::int
      for update skip locked)
@@ -185,6 +188,7 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
         lease,
         kinds.only ? JSON.stringify(kinds.only) : null,
         kinds.except?.length ? JSON.stringify(kinds.except) : null,
+        kinds.payload ? JSON.stringify(kinds.payload) : null,
       ]);
       return rows
         .map((r) => ({

@@ -38,7 +38,7 @@ export type CallAnalysisView = {
 } & { [K in keyof AnalysisFigures]: AnalysisFigures[K] | null };
 
 /** The payload of an analysis job. */
-interface AnalyzePayload {
+export interface AnalyzePayload {
   conversationUuid: string;
   runId: string;
   uploadId: number | null;
@@ -161,7 +161,8 @@ async function analyzeRecording(
   }
 }
 
-function analyzeTranscript(transcript: unknown): AnalysisOutcome {
+/** The analysis of a transcript: its figures from the segments' times and roles (a pure computation). */
+export function analyzeTranscript(transcript: unknown): AnalysisOutcome {
   const segments = (Array.isArray(transcript) ? transcript : []) as Partial<SegmentInput>[];
   if (!segments.every(hasTimes)) {
     return { status: 'failed', reason: 'a transcript segment has no times', figures: null, method: null };

@@ -150,6 +150,119 @@ export async function findAnalysisSubject(
   };
 }
 
+const FIND_TRANSCRIPT_SUBJECTS = prepared(
+  'analysis_transcript_subjects',
+  `select x.job_id, a.run_id, c.conversation_id, u.email, c.transcript
+   from jsonb_to_recordset($1::jsonb) as x(job_id bigint, company_id uuid, conversation_uuid uuid)
+     join call_analyses a on a.company_id = x.company_id and a.conversation_uuid = x.conversation_uuid
+     join conversations c on c.company_id = a.company_id and c.id = a.conversation_uuid
+     join users u on u.company_id = c.company_id and u.id = c.agent_user_id
+   where a.upload_id is null`,
+);
+
+/** A job's call, to read for a transcript's analysis. */
+export interface TranscriptSubjectKey {
+  jobId: number;
+  companyId: string;
+  conversationUuid: string;
+}
+
+/**
+ * What the analysis jobs of several transcripts read of their calls, in one statement, by job id: the
+ * run each call is at and its transcript (a call whose analysis is from a recording is left out).
+ */
+export async function findTranscriptSubjects(
+  db: Db,
+  keys: readonly TranscriptSubjectKey[],
+): Promise<Map<number, AnalysisSubject>> {
+  const rows = await runPrepared(db, FIND_TRANSCRIPT_SUBJECTS, [
+    JSON.stringify(
+      keys.map((k) => ({ job_id: k.jobId, company_id: k.companyId, conversation_uuid: k.conversationUuid })),
+    ),
+  ]);
+  const byJob = new Map<number, AnalysisSubject>();
+  for (const row of rows) {
+    const key = keys.find((k) => k.jobId === Number(row.job_id));
+    if (!key) continue;
+    byJob.set(key.jobId, {
+      runId: String(row.run_id),
+      ref: {
+        call_id: key.conversationUuid,
+        conversation_id: String(row.conversation_id),
+        agent_email: String(row.email),
+      },
+      channelMap: null,
+      transcript: row.transcript,
+    });
+  }
+  return byJob;
+}
+
+/** The end of one transcript's analysis job: its outcome to store (none when superseded), and its event. */
+export interface TranscriptRunEnd {
+  job: ClaimedJob;
+  companyId: string;
+  conversationUuid: string;
+  runId: string;
+  outcome: AnalysisOutcome | undefined;
+  event: { type: string; data: Record<string, unknown> } | undefined;
+  /** Complete the job in the same statement (a failed run's job is kept, to be marked dead). */
+  complete: boolean;
+}
+
+const FINISH_TRANSCRIPT_RUNS = prepared(
+  'analysis_finish_transcript_runs',
+  `with x as (
+     select * from jsonb_to_recordset($1::jsonb) as x(job_id bigint, attempts int, company_id uuid,
+       conversation_uuid uuid, run_id uuid, store boolean, status text, reason text, figures jsonb,
+       method text, event_type text, event jsonb, complete boolean)),
+   stored as (update call_analyses a set status = x.status, reason = x.reason, figures = x.figures,
+       method = x.method, updated_at = now()
+     from x
+     where x.store and a.company_id = x.company_id and a.conversation_uuid = x.conversation_uuid
+       and a.run_id = x.run_id
+     returning x.job_id, x.company_id, x.event_type, x.event),
+   written as (insert into events (company_id, type, data)
+     select company_id, event_type, event from stored where event_type is not null),
+   done as (delete from jobs j using x
+     where x.complete and j.id = x.job_id and j.attempts = x.attempts and not j.rerun
+     returning j.id)
+   select (select coalesce(jsonb_agg(job_id), '[]') from stored) as stored,
+     (select coalesce(jsonb_agg(id), '[]') from done) as completed`,
+);
+
+/**
+ * Ends several transcripts' analysis jobs in one statement: each outcome is stored only while its run is
+ * still the call's latest, with its event (the transactional outbox), and each job to complete is deleted
+ * while its claim is still its own. Returns the ids of the jobs whose outcome was stored, and of those
+ * completed.
+ */
+export async function finishTranscriptRuns(
+  db: Db,
+  ends: readonly TranscriptRunEnd[],
+): Promise<{ stored: Set<number>; completed: Set<number> }> {
+  if (ends.length === 0) return { stored: new Set(), completed: new Set() };
+  const rows = ends.map((end) => ({
+    job_id: end.job.id,
+    attempts: end.job.attempts,
+    company_id: end.companyId,
+    conversation_uuid: end.conversationUuid,
+    run_id: end.runId,
+    store: end.outcome !== undefined,
+    status: end.outcome?.status ?? null,
+    reason: end.outcome?.reason ?? null,
+    figures: end.outcome?.figures ?? null,
+    method: end.outcome?.method ?? null,
+    event_type: end.event?.type ?? null,
+    event: end.event?.data ?? null,
+    complete: end.complete,
+  }));
+  const [row] = await runPrepared(db, FINISH_TRANSCRIPT_RUNS, [JSON.stringify(rows)]);
+  const ids = (value: unknown) =>
+    new Set(((typeof value === 'string' ? JSON.parse(value) : value) as number[]).map(Number));
+  return { stored: ids(row?.stored), completed: ids(row?.completed) };
+}
+
 /** The call's analysis row, or undefined. */
 export async function findAnalysis(
   db: Db,
