@@ -150,14 +150,20 @@ export async function findAnalysisSubject(
   };
 }
 
+// The batch's keys drive the joins (LATERAL, kept apart by its LIMIT: one look-up by primary key per job):
+// planned as for the 100 rows PostgreSQL assumes of jsonb_to_recordset, a join read all of conversations.
 const FIND_TRANSCRIPT_SUBJECTS = prepared(
   'analysis_transcript_subjects',
-  `select x.job_id, a.run_id, c.conversation_id, u.email, c.transcript
+  `select x.job_id, s.run_id, s.conversation_id, s.email, s.transcript
    from jsonb_to_recordset($1::jsonb) as x(job_id bigint, company_id uuid, conversation_uuid uuid)
-     join call_analyses a on a.company_id = x.company_id and a.conversation_uuid = x.conversation_uuid
-     join conversations c on c.company_id = a.company_id and c.id = a.conversation_uuid
-     join users u on u.company_id = c.company_id and u.id = c.agent_user_id
-   where a.upload_id is null`,
+     cross join lateral (
+       select a.run_id, c.conversation_id, u.email, c.transcript
+       from call_analyses a
+         join conversations c on c.company_id = a.company_id and c.id = a.conversation_uuid
+         join users u on u.company_id = c.company_id and u.id = c.agent_user_id
+       where a.company_id = x.company_id and a.conversation_uuid = x.conversation_uuid
+         and a.upload_id is null
+       limit 1) s`,
 );
 
 /** A job's call, to read for a transcript's analysis. */
@@ -210,6 +216,8 @@ export interface TranscriptRunEnd {
   complete: boolean;
 }
 
+// The key arrays ($2-$4) beside the rows let the planner find each row by its index: estimated at 100
+// rows, the recordset alone got hash joins that read all of call_analyses and jobs.
 const FINISH_TRANSCRIPT_RUNS = prepared(
   'analysis_finish_transcript_runs',
   `with x as (
@@ -219,13 +227,14 @@ const FINISH_TRANSCRIPT_RUNS = prepared(
    stored as (update call_analyses a set status = x.status, reason = x.reason, figures = x.figures,
        method = x.method, updated_at = now()
      from x
-     where x.store and a.company_id = x.company_id and a.conversation_uuid = x.conversation_uuid
+     where a.company_id = any($2::uuid[]) and a.conversation_uuid = any($3::uuid[])
+       and x.store and a.company_id = x.company_id and a.conversation_uuid = x.conversation_uuid
        and a.run_id = x.run_id
      returning x.job_id, x.company_id, x.event_type, x.event),
    written as (insert into events (company_id, type, data)
      select company_id, event_type, event from stored where event_type is not null),
    done as (delete from jobs j using x
-     where x.complete and j.id = x.job_id and j.attempts = x.attempts and not j.rerun
+     where j.id = any($4::bigint[]) and x.complete and j.id = x.job_id and j.attempts = x.attempts and not j.rerun
      returning j.id)
    select (select coalesce(jsonb_agg(job_id), '[]') from stored) as stored,
      (select coalesce(jsonb_agg(id), '[]') from done) as completed`,
@@ -257,7 +266,12 @@ export async function finishTranscriptRuns(
     event: end.event?.data ?? null,
     complete: end.complete,
   }));
-  const [row] = await runPrepared(db, FINISH_TRANSCRIPT_RUNS, [JSON.stringify(rows)]);
+  const [row] = await runPrepared(db, FINISH_TRANSCRIPT_RUNS, [
+    JSON.stringify(rows),
+    [...new Set(ends.map((end) => end.companyId))],
+    ends.map((end) => end.conversationUuid),
+    ends.map((end) => end.job.id),
+  ]);
   const ids = (value: unknown) =>
     new Set(((typeof value === 'string' ? JSON.parse(value) : value) as number[]).map(Number));
   return { stored: ids(row?.stored), completed: ids(row?.completed) };
