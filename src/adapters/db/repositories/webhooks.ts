@@ -4,7 +4,7 @@
  */
 import { and, asc, desc, eq, isNotNull, lte, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
-import { rowsOf } from '../prepared.ts';
+import { prepared, rowsOf, runPrepared } from '../prepared.ts';
 import { webhookDeliveries, webhookDispatch, webhookEndpoints } from '../schema.ts';
 import type { Position } from './events.ts';
 
@@ -299,6 +299,31 @@ export async function lockDispatchPosition(db: Db): Promise<Position> {
     .where(eq(webhookDispatch.id, 1))
     .for('update');
   return row ?? { txid: '0', seq: 0 };
+}
+
+// The position past the last final event (below the snapshot's xmin, as the feed reads), moved only
+// forward and only while no endpoint anywhere is enabled; and whether one is.
+const SKIP_WITHOUT_ENDPOINTS = prepared(
+  'webhooks_skip_without_endpoints',
+  `with h as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),
+     endpoints as (select exists (select 1 from webhook_endpoints where enabled) as found),
+     last as (select e.txid, e.seq from events e, h where e.txid < h.xmin
+       order by e.txid desc, e.seq desc limit 1),
+     moved as (update webhook_dispatch d set txid = last.txid, seq = last.seq
+       from last, endpoints
+       where d.id = 1 and not endpoints.found and (last.txid, last.seq) > (d.txid, d.seq)
+       returning d.id)
+   select (select found from endpoints) as has_endpoints, (select count(*)::int from moved) as moved`,
+);
+
+/**
+ * When no endpoint of any company is enabled, moves the fan-out's position past every final event in one
+ * statement, reading none (deliveries go only to endpoints that existed when an event was written, so
+ * nothing is lost); returns whether some endpoint is enabled, and the fan-out must read the events.
+ */
+export async function skipEventsWithoutEndpoints(db: Db): Promise<boolean> {
+  const [row] = await runPrepared(db, SKIP_WITHOUT_ENDPOINTS, []);
+  return row?.has_endpoints === true;
 }
 
 /** Moves the fan-out's position. */
