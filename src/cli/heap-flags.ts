@@ -19,6 +19,11 @@
  *   TurboFan took RSS from 200 MB to 790 MB for a few seconds at every start (the compiler's working
  *   memory, freed afterwards); Liftoff, V8's baseline compiler, runs it without that peak.
  *
+ * The new image also gets glibc's MALLOC_ARENA_MAX=2 unless one is set: glibc makes a malloc arena per
+ * thread that allocates (V8's GC helpers, libuv's pool), up to eight per core, and the memory freed in them
+ * stays resident: under 90 kB call reads, peak RSS 146-151 MB with two arenas against 156-161 without, at the
+ * same requests per second. Other C libraries ignore the variable.
+ *
  * The new image also gets Node's compile cache (NODE_COMPILE_CACHE, in the temporary folder as
  * `module.enableCompileCache()` would put it, unless one is set): it keeps the TypeScript sources with their
  * types stripped, so from the second start on Node does not load its type stripper (amaro, a WebAssembly
@@ -36,6 +41,9 @@ export const SERVE_HEAP_GROWING_PERCENT = 20;
 const LIFTOFF_ONLY = '--liftoff-only';
 /** The flags this file sets; an operator who gave any of them chose for themselves. */
 const OWN_FLAGS = [SEMI_SPACE, HEAP_GROWING, LIFTOFF_ONLY];
+
+/** Environment `cqs serve`'s new image gets, where the operator set none of it. */
+export const SERVE_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
 
 /** The flags `cqs serve` runs with, for the database it opens. */
 export function serveFlags(env: NodeJS.ProcessEnv): string[] {
@@ -59,6 +67,6 @@ export function execWithServeFlags(): void {
   const chosen = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
   if (chosen.some((arg) => OWN_FLAGS.some((flag) => arg.startsWith(flag)))) return;
   const argv = [...serveFlags(process.env), ...process.execArgv, ...process.argv.slice(1)];
-  const env = { NODE_COMPILE_CACHE: compileCacheDir(process.env), ...process.env };
+  const env = { NODE_COMPILE_CACHE: compileCacheDir(process.env), ...SERVE_ENV, ...process.env };
   execve.call(process, process.execPath, [process.execPath, ...argv], env);
 }

@@ -17,6 +17,7 @@ import { findUserIdsByEmail } from '../../adapters/db/repositories/users.ts';
 import type { Principal } from '../access/principal.ts';
 import { analysisOf, type CallAnalysisView } from '../analysis/analysis.ts';
 import { NotFoundError } from '../errors.ts';
+import { type JsonText, jsonText } from '../json-text.ts';
 import { type CallTranscriptionView, transcriptionOf } from '../transcription/transcription.ts';
 import { decodeCursor, encodeCursor, parseTagFilters } from './list-query.ts';
 import { findVisibleCall, visibleAgentOf } from './visibility.ts';
@@ -65,7 +66,8 @@ export interface TranscriptSegment {
 /** One call (decision 24). */
 export interface CallDetail extends CallItem {
   speaker: { separation: 'diarize' | 'channels'; channel_map: ('agent' | 'customer')[] | null };
-  transcript: TranscriptSegment[] | null;
+  /** The stored JSON text of the segments, written into the answer as it is. */
+  transcript: JsonText<TranscriptSegment[]> | null;
   transcript_source: 'client' | 'transcription' | null;
   metadata: Record<string, unknown>;
   uploads: CallUploadView[];
@@ -197,9 +199,9 @@ export async function getVisibleCall(db: Db, principal: Principal, id: string): 
       separation: row.speakerSeparation,
       channel_map: row.channelMap as ('agent' | 'customer')[] | null,
     },
-    transcript: content.transcript as TranscriptSegment[] | null,
+    transcript: content.transcriptJson === null ? null : jsonText(content.transcriptJson),
     // A transcript stored before sources were recorded was a client's.
-    transcript_source: content.transcript === null ? null : (content.transcriptSource ?? 'client'),
+    transcript_source: content.transcriptJson === null ? null : (content.transcriptSource ?? 'client'),
     metadata: content.metadata,
     uploads: uploads.map(uploadView),
     handoff_ids: handoffIds,

@@ -206,34 +206,29 @@ export async function tagsOfCalls(
   return out;
 }
 
+/** The content of a call that GET one shows beyond the list item. */
+export interface CallContentRow {
+  /** The transcript's JSON text as stored (not parsed: it is written into the answer as it is). */
+  transcriptJson: string | null;
+  transcriptSource: 'client' | 'transcription' | null;
+  metadata: Record<string, unknown>;
+}
+
 /** What GET one shows beyond the list item: the call's transcript and metadata. */
 export async function callContent(
   db: Db,
   companyId: string,
   id: string,
-): Promise<
-  | {
-      transcript: unknown[] | null;
-      transcriptSource: 'client' | 'transcription' | null;
-      metadata: Record<string, unknown>;
-    }
-  | undefined
-> {
+): Promise<CallContentRow | undefined> {
   const [row] = await db
     .select({
-      transcript: conversations.transcript,
+      transcriptJson: sql<string | null>`${conversations.transcript}::text`,
       transcriptSource: conversations.transcriptSource,
       metadata: conversations.metadata,
     })
     .from(conversations)
     .where(and(eq(conversations.companyId, companyId), eq(conversations.id, id)));
-  return row as
-    | {
-        transcript: unknown[] | null;
-        transcriptSource: 'client' | 'transcription' | null;
-        metadata: Record<string, unknown>;
-      }
-    | undefined;
+  return row as CallContentRow | undefined;
 }
 
 /** An upload of a call as GET one shows it. */

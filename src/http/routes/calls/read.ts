@@ -5,6 +5,7 @@ import { eraseCall } from '../../../domain/calls/erase.ts';
 import { getVisibleCall, listVisibleCalls } from '../../../domain/calls/read.ts';
 import { ValidationError } from '../../../domain/errors.ts';
 import type { Services } from '../../../services.ts';
+import { sendWithJsonText } from '../../json-text-body.ts';
 import {
   CallDetailResponse,
   CallPageResponse,
@@ -86,7 +87,8 @@ export const callReadRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: CallDetailResponse, ...errorResponses(404) },
       },
     },
-    async (request) => getVisibleCall(db, request.principal, request.params.id),
+    async (request, reply) =>
+      sendWithJsonText(reply, await getVisibleCall(db, request.principal, request.params.id), ['transcript']),
   );
 
   app.delete(

@@ -1,0 +1,60 @@
+/**
+ * A call's transcript is written into GET /api/v1/calls/{id} as the database's JSON text (not parsed and
+ * serialized again): whatever the segments hold, the answer parses to what was sent, and the rest of the
+ * answer (metadata with a `transcript` key of its own included) is the route's serializer's.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { TestCompany } from './helpers/fixtures.ts';
+import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
+import { get, makeCall, type ReadKeys, readKeys } from './helpers/reads.ts';
+
+for (const backend of BACKENDS) {
+  describe(`a call's transcript as stored text (${backend})`, () => {
+    let h: Harness;
+    let c: TestCompany;
+    let keys: ReadKeys;
+    before(async () => {
+      h = await startHarness(backend);
+      c = await h.company();
+      keys = await readKeys(c);
+    });
+    after(() => h.close());
+
+    it('answers every character and number as sent, and metadata named like the field apart', async () => {
+      const transcript = [
+        { role: 'agent', text: 'Quotes " and \\ backslash, a newline\nand a tab\t', start: 0, stop: 1.25 },
+        {
+          role: 'customer',
+          text: 'Ünïcödé, emoji 📞, line separator \u2028, "transcript":null',
+          start: 1.25,
+          stop: 7,
+        },
+        { role: 'agent', text: '', start: 1e-7, stop: 123456.789 },
+      ];
+      const { id } = await makeCall(h, c, keys, { conversationId: 'text-1', transcript });
+      const start = await h.request({
+        method: 'POST',
+        url: '/api/v1/call/start',
+        key: c.key,
+        body: { agent_email: c.agent.email, conversation_id: 'text-1', metadata: { a: 1, transcript: null } },
+      });
+      assert.equal(start.statusCode, 200, start.body);
+      const res = await get(h, `/api/v1/calls/${id}`, keys.admin);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.match(String(res.headers['content-type']), /^application\/json/);
+      const call = res.json();
+      assert.deepEqual(call.transcript, transcript);
+      assert.equal(call.transcript_source, 'client');
+      assert.deepEqual(call.metadata, { a: 1, transcript: null });
+      assert.equal(call.id, id);
+    });
+
+    it('answers null for a call without a transcript', async () => {
+      const { id } = await makeCall(h, c, keys, { conversationId: 'text-2' });
+      const call = (await get(h, `/api/v1/calls/${id}`, keys.admin)).json();
+      assert.equal(call.transcript, null);
+      assert.equal(call.transcript_source, null);
+    });
+  });
+}
