@@ -18,10 +18,19 @@ import { enqueueEndpointDeliveries, WEBHOOK_DELIVER_JOB } from './delivery.ts';
 
 const BATCH = 500;
 
-/** Fans out every final event not fanned out yet; returns how many events it read. */
-export async function fanOutEvents(db: Db, queue: JobQueue): Promise<number> {
+/**
+ * Fans out every final event not fanned out yet; returns how many events it read, and whether it checked
+ * for an enabled endpoint and found one. Unless the caller knows one to be (`endpointsKnown`, found by a
+ * recent run), it checks first: with none, one statement moves past the events (`skipEventsWithoutEndpoints`)
+ * and the run ends.
+ */
+export async function fanOutEvents(
+  db: Db,
+  queue: JobQueue,
+  endpointsKnown = false,
+): Promise<{ read: number; endpointsFound: boolean }> {
   // Most runs of a service without webhooks: one statement, and no event read, parsed and sent back.
-  if (!(await skipEventsWithoutEndpoints(db))) return 0;
+  if (!endpointsKnown && !(await skipEventsWithoutEndpoints(db))) return { read: 0, endpointsFound: false };
   let total = 0;
   for (;;) {
     const { read, delivering } = await db.transaction(async (tx) => {
@@ -41,7 +50,7 @@ export async function fanOutEvents(db: Db, queue: JobQueue): Promise<number> {
     // Workers are woken only when there is something to deliver: every call write is an event, and a
     // wake-up costs each worker a claim query.
     if (delivering) queue.notify([WEBHOOK_DELIVER_JOB]);
-    if (read < BATCH) return total;
+    if (read < BATCH) return { read: total, endpointsFound: !endpointsKnown };
   }
 }
 
