@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { events, jobs } from '../src/adapters/db/schema.ts';
 import { ANALYZE_CALL_JOB, analysisOf } from '../src/domain/analysis/analysis.ts';
 import { conversationOf, post } from './helpers/calls.ts';
@@ -74,6 +74,38 @@ for (const backend of BACKENDS) {
         new Set(ids),
       );
       for (const e of ready) assert.equal((e.data as { source: string }).source, 'transcript');
+    });
+
+    it('declares dead, not runs, a claim it takes along that is past its last attempt', async () => {
+      const c = await h.company();
+      const create = async (conversationId: string) => {
+        const res = await post(h, c, '/api/v1/call/create', {
+          agent_email: c.agent.email,
+          product_id: c.productId,
+          conversation_id: conversationId,
+          transcript: [{ role: 'agent', text: 'hello', start: 0, stop: 1 }],
+        });
+        assert.equal(res.statusCode, 200, res.body);
+        return (await conversationOf(h, c, conversationId)).id;
+      };
+      // The first is claimed by the worker; the second is taken along, its last attempt's worker gone.
+      const first = await create('alone-1');
+      const lost = await create('alone-2');
+      const db = h.services.database.db;
+      await db
+        .update(jobs)
+        .set({ attempts: sql`${jobs.maxAttempts}`, lockedUntil: sql`now() - interval '1 second'` })
+        .where(and(eq(jobs.companyId, c.id), sql`${jobs.payload}->>'conversationUuid' = ${lost}`));
+
+      assert.equal(await h.runJobs(), 1);
+      assert.equal((await analysisOf(db, c.id, first))?.status, 'ready');
+      assert.equal((await analysisOf(db, c.id, lost))?.status, 'pending');
+      const [dead] = await db
+        .select()
+        .from(jobs)
+        .where(and(eq(jobs.companyId, c.id), sql`${jobs.payload}->>'conversationUuid' = ${lost}`));
+      assert.ok(dead && dead.attempts >= dead.maxAttempts && dead.lockedUntil === null, 'kept, dead');
+      assert.match(dead.lastError ?? '', /last attempt stopped/);
     });
   });
 }

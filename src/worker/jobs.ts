@@ -68,7 +68,9 @@ export function jobHandlers(
    */
   async function analyzeTranscripts(job: Job) {
     const others = await queue.claim(TRANSCRIPT_BATCH - 1, TRANSCRIPT_JOBS);
-    const results = runTranscriptAnalyses(database.db, [job, ...others]);
+    // A claim past its last attempt (its worker died) is not run but declared dead by runJob, as alone.
+    const runnable = others.filter((other) => other.attempts <= other.maxAttempts);
+    const results = runTranscriptAnalyses(database.db, [job, ...runnable]);
     // Each job awaits it below; a failure is each job's failure, never an unhandled rejection.
     results.catch(() => {});
     const resultOf = (one: Job) => async () => {

@@ -13,6 +13,7 @@ import {
   finishAnalysisRun,
   startAnalysisRun,
 } from '../../adapters/db/repositories/analyses.ts';
+import type { CallRef } from '../../adapters/db/repositories/events.ts';
 import { findUploadWithConversation } from '../../adapters/db/repositories/uploads.ts';
 import { type Decoder, UndecodableError } from '../../adapters/decode/ffmpeg.ts';
 import type { ClaimedJob, JobQueue } from '../../adapters/queue/queue.ts';
@@ -182,6 +183,19 @@ export function analyzeTranscript(transcript: unknown): AnalysisOutcome {
   };
 }
 
+/** The analysis.ready event of a stored run (decision 27): the call, and the recording it was made from. */
+export function readyEvent(ref: CallRef, uploadId: number | null): { type: EventType; data: EventData } {
+  return {
+    type: 'analysis.ready',
+    data: {
+      ...ref,
+      status: 'ready',
+      source: uploadId === null ? 'transcript' : 'recording',
+      ...(uploadId === null ? {} : { upload_id: uploadId }),
+    },
+  };
+}
+
 /**
  * Runs one analysis job. Transient errors (storage, database) throw, so the job is retried. Given its
  * claimed `job`, a ready result completes the job in the statement that stores it.
@@ -204,17 +218,9 @@ export async function runAnalysis(
       ? await analyzeRecording(deps, companyId, uploadId, subject.channelMap)
       : analyzeTranscript(subject.transcript);
   // A ready analysis is an event (analysis.ready), written by the statement that stores the result.
-  const event: { type: EventType; data: EventData } | undefined =
+  const event =
     outcome.status === 'ready'
-      ? {
-          type: 'analysis.ready',
-          data: {
-            ...subject.ref,
-            status: 'ready',
-            source: typeof uploadId === 'number' ? 'recording' : 'transcript',
-            ...(typeof uploadId === 'number' ? { upload_id: uploadId } : {}),
-          },
-        }
+      ? readyEvent(subject.ref, typeof uploadId === 'number' ? uploadId : null)
       : undefined;
   const { stored, completed } = await finishAnalysisJob(
     deps.db,

@@ -11,7 +11,13 @@ import {
   type TranscriptRunEnd,
 } from '../../adapters/db/repositories/analyses.ts';
 import type { Job, KindFilter } from '../../adapters/queue/queue.ts';
-import { ANALYZE_CALL_JOB, type AnalyzePayload, analyzeTranscript, type RunResult } from './analysis.ts';
+import {
+  ANALYZE_CALL_JOB,
+  type AnalyzePayload,
+  analyzeTranscript,
+  type RunResult,
+  readyEvent,
+} from './analysis.ts';
 
 /** Transcript analysis jobs one run takes at most. */
 export const TRANSCRIPT_BATCH = 50;
@@ -51,9 +57,7 @@ export async function runTranscriptAnalyses(db: Db, jobs: readonly Job[]): Promi
     return {
       ...r,
       outcome,
-      event: ready
-        ? { type: 'analysis.ready', data: { ...subject.ref, status: 'ready', source: 'transcript' } }
-        : undefined,
+      event: ready ? readyEvent(subject.ref, null) : undefined,
       complete: ready,
     };
   });

@@ -186,9 +186,10 @@ export async function findTranscriptSubjects(
       keys.map((k) => ({ job_id: k.jobId, company_id: k.companyId, conversation_uuid: k.conversationUuid })),
     ),
   ]);
+  const keyOf = new Map(keys.map((k) => [k.jobId, k]));
   const byJob = new Map<number, AnalysisSubject>();
   for (const row of rows) {
-    const key = keys.find((k) => k.jobId === Number(row.job_id));
+    const key = keyOf.get(Number(row.job_id));
     if (!key) continue;
     byJob.set(key.jobId, {
       runId: String(row.run_id),

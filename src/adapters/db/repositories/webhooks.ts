@@ -311,9 +311,8 @@ const SKIP_WITHOUT_ENDPOINTS = prepared(
        order by e.txid desc, e.seq desc limit 1),
      moved as (update webhook_dispatch d set txid = last.txid, seq = last.seq
        from last, endpoints
-       where d.id = 1 and not endpoints.found and (last.txid, last.seq) > (d.txid, d.seq)
-       returning d.id)
-   select (select found from endpoints) as has_endpoints, (select count(*)::int from moved) as moved`,
+       where d.id = 1 and not endpoints.found and (last.txid, last.seq) > (d.txid, d.seq))
+   select found as has_endpoints from endpoints`,
 );
 
 /**
