@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { unlink } from 'node:fs/promises';
+import { readdir, readlink, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { EmbeddedStorage } from '../src/adapters/storage/embedded.ts';
@@ -21,17 +21,21 @@ for (const backend of BACKENDS) {
     let h: Harness;
     let storage: EmbeddedStorage;
 
+    let origin: string;
+
     before(async () => {
       h = await startHarness(backend);
       storage = h.services.storage as EmbeddedStorage;
+      await h.app.listen({ port: 0, host: '127.0.0.1' });
+      origin = `http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`;
     });
     after(() => h.close());
 
     /** Uploads random bytes through a real upload URL; returns the object key and the bytes. */
-    async function stored(): Promise<{ key: string; bytes: Buffer }> {
+    async function stored(size = SIZE): Promise<{ key: string; bytes: Buffer }> {
       const c = await h.company();
       const upload = await issueTestUpload(h, c);
-      const bytes = randomBytes(SIZE);
+      const bytes = randomBytes(size);
       const res = await h.app.inject({
         method: 'PUT',
         url: pathOf(upload.upload_url),
@@ -98,6 +102,45 @@ for (const backend of BACKENDS) {
         assert.equal(res.headers['content-type'], 'audio/wav');
         assert.deepEqual(res.rawPayload, bytes.subarray(start, end + 1), range);
       }
+    });
+
+    it('sends an object of several read buffers byte for byte over a real connection, whole and in a range', async () => {
+      // The body is read into two buffers that are reused (file-body.ts): a buffer read into again too early
+      // would repeat or mix chunks, which only a real socket's asynchronous writes would show.
+      const size = 5 * 256 * 1024 + 7;
+      const { key, bytes } = await stored(size);
+      const url = `${origin}${await readUrl(key)}`;
+      const whole = await fetch(url);
+      assert.equal(whole.status, 200);
+      assert.ok(Buffer.from(await whole.arrayBuffer()).equals(bytes));
+      const [start, end] = [256 * 1024 - 3, 3 * 256 * 1024 + 5];
+      const part = await fetch(url, { headers: { range: `bytes=${start}-${end}` } });
+      assert.equal(part.status, 206);
+      assert.ok(Buffer.from(await part.arrayBuffer()).equals(bytes.subarray(start, end + 1)));
+    });
+
+    it('closes the object file when the client goes away mid-answer, and goes on serving', async () => {
+      const { key, bytes } = await stored(8 * 1024 * 1024);
+      const url = `${origin}${await readUrl(key)}`;
+      const file = join(storage.root, key);
+      const openOnFile = async () => {
+        let n = 0;
+        for (const fd of await readdir('/proc/self/fd')) {
+          if ((await readlink(`/proc/self/fd/${fd}`).catch(() => '')) === file) n++;
+        }
+        return n;
+      };
+      const aborted = new AbortController();
+      const res = await fetch(url, { signal: aborted.signal });
+      const reader = res.body?.getReader();
+      await reader?.read();
+      assert.equal(await openOnFile(), 1, 'the file is open while it is being sent');
+      aborted.abort();
+      await reader?.cancel().catch(() => {});
+      for (let i = 0; i < 100 && (await openOnFile()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(await openOnFile(), 0, 'the file is closed once the client has gone');
+      const again = await fetch(url);
+      assert.ok(Buffer.from(await again.arrayBuffer()).equals(bytes));
     });
 
     it('answers an unsatisfiable range 416 with Content-Range bytes */SIZE and InvalidRange', async () => {

@@ -3,15 +3,13 @@
  * signed Content-Type, Content-Length, a strong ETag, Last-Modified, and one byte range (206, or 416 when
  * it cannot be satisfied). Several ranges are answered with the whole object (200), as S3 does: S3 serves
  * no multipart/byteranges. A malformed Range is ignored (200), as RFC 9110 says. The file is opened once
- * and streamed from that descriptor, so an erasure in between cannot mix two files, and it is never read
+ * and sent from that descriptor, so an erasure in between cannot mix two files, and it is never read
  * whole into memory.
  */
 import { type FileHandle, open } from 'node:fs/promises';
 import parseRange from 'range-parser';
+import { fileRangeBody } from './file-body.ts';
 import type { ReadOutcome, SignedReadRequest } from './storage.ts';
-
-/** Bytes read from disk at a time for a served object. */
-const READ_CHUNK = 256 * 1024;
 
 function isMissing(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
@@ -77,9 +75,7 @@ export async function readObjectFile(
       await handle.close();
       return { ok: true, status, headers, body: undefined };
     }
-    // autoClose: the descriptor is closed when the stream ends or is destroyed (client gone).
-    const body = handle.createReadStream({ start, end, highWaterMark: READ_CHUNK, autoClose: true });
-    return { ok: true, status, headers, body };
+    return { ok: true, status, headers, body: fileRangeBody(handle, start, end) };
   } catch (error) {
     await handle.close().catch(() => {});
     throw error;

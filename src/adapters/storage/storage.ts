@@ -3,6 +3,7 @@
  * and keeps objects under DATA_DIR) and `s3` (any S3-compatible service). The factory picks one by config.
  */
 import type { Readable } from 'node:stream';
+import type { ObjectBody } from './file-body.ts';
 
 /** A signed URL that accepts one PUT of an object with exactly `contentType` until it expires. */
 export interface PresignedPut {
@@ -107,7 +108,7 @@ export interface ReadHeaders {
  * streamed from storage (none for HEAD); or refused, as S3 would (NoSuchKey, InvalidRange).
  */
 export type ReadOutcome =
-  | { ok: true; status: 200 | 206; headers: ReadHeaders; body: Readable | undefined }
+  | { ok: true; status: 200 | 206; headers: ReadHeaders; body: ObjectBody | undefined }
   | SignedUrlRefusal
   | { ok: false; problem: 'no-such-key'; objectKey: string }
   | { ok: false; problem: 'bad-key'; reason: string }

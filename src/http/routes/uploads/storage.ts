@@ -3,7 +3,7 @@
  * presigned PUT (decision 14), a GET or HEAD as S3 answers a presigned GET (decision 25: ranges, the
  * upload's Content-Type), S3's XML error bodies included. Not part of the JSON API and not behind an
  * API key: the signature is the credential. This file is the one place that maps upload problems to S3
- * errors. A read's bytes are streamed from the file as the client takes them. The body is never parsed: the raw request stream goes to the storage's receiver, which checks the
+ * errors. A read's bytes are sent from the file as the client takes them. The body is never parsed: the raw request stream goes to the storage's receiver, which checks the
  * signed request and streams the body to disk, and answers with an outcome this file turns into S3's XML.
  */
 import { randomUUID } from 'node:crypto';
@@ -239,7 +239,22 @@ async function serveRead(
     .header('accept-ranges', 'bytes')
     .header('x-amz-request-id', request.id);
   if (headers.contentRange) reply.header('content-range', headers.contentRange);
-  return outcome.body ? reply.send(outcome.body) : reply.send();
+  if (!outcome.body) return reply.send();
+  // The body writes to the connection itself, to reuse its buffers (file-body.ts); hooks that run on the
+  // response's end (metrics, the request log) still run.
+  reply.hijack();
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) reply.raw.setHeader(name, value);
+  }
+  reply.raw.writeHead(outcome.status);
+  try {
+    await outcome.body.sendTo(reply.raw);
+  } catch (error) {
+    // The status line is gone: all that is left is to cut the connection, so the client sees a short body.
+    if (!reply.raw.destroyed) request.log.warn({ err: error }, 'a read of storage failed mid-answer');
+    reply.raw.destroy();
+  }
+  return reply;
 }
 
 /** The embedded storage's routes, answering at the receiver's path. Registered only when it has one. */
