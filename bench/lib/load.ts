@@ -3,6 +3,8 @@
  * as throughput and only their latencies (kept at full resolution, not autocannon's whole milliseconds)
  * make the percentiles. Anything else — a wrong answer, a refused connection, a timeout — is an error.
  */
+import { Agent, request as httpRequest } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 
 /** Judges one response: true when it is the answer the scenario expects. */
@@ -22,7 +24,10 @@ export interface LoadSpec {
   connections: number;
   durationS: number;
   warmupS: number;
-  /** Requests per second over all connections; unlimited when omitted. */
+  /**
+   * Requests per second over all connections, sent evenly spread (one every 1/rate s); unlimited when
+   * omitted.
+   */
   overallRate?: number;
 }
 
@@ -61,8 +66,78 @@ export interface RawPhase {
   firstFailure: string | undefined;
 }
 
+/** Sends one request of `spec` on `agent`; answers its status, body and headers. */
+function sendOnce(
+  spec: LoadSpec,
+  agent: Agent,
+  body: string | undefined,
+): Promise<{ status: number; body: string; headers: object }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      new URL(spec.path, spec.url),
+      { method: spec.method ?? 'GET', headers: spec.headers ?? {}, agent },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString(),
+            headers: res.headers,
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * Runs `spec` at `spec.overallRate` requests per second for `durationS`, one request every 1/rate seconds
+ * on up to `spec.connections` connections. Not autocannon's rate: it sends each second's requests at once
+ * at the start of the second, a burst at ten times the rate or more, and then waits.
+ */
+async function runPacedPhase(spec: LoadSpec, rate: number, durationS: number): Promise<RawPhase> {
+  const agent = new Agent({ keepAlive: true, maxSockets: spec.connections });
+  const latencies: number[] = [];
+  let ok = 0;
+  let errors = 0;
+  let firstFailure: string | undefined;
+  const one = async () => {
+    const made = spec.request?.();
+    const started = performance.now();
+    try {
+      const res = await sendOnce(spec, agent, made?.body);
+      const check = made?.check ?? spec.check;
+      if (check ? check(res.status, res.body, res.headers as Record<string, unknown>) : res.status < 300) {
+        ok++;
+        latencies.push(performance.now() - started);
+      } else {
+        errors++;
+        firstFailure ??= `${res.status} ${res.body.slice(0, 300)}`;
+      }
+    } catch (error) {
+      errors++;
+      firstFailure ??= String(error);
+    }
+  };
+  const started = performance.now();
+  const sent: Promise<void>[] = [];
+  for (let i = 0; i < Math.floor(durationS * rate); i++) {
+    const wait = started + (i * 1000) / rate - performance.now();
+    if (wait > 0) await sleep(wait);
+    sent.push(one());
+  }
+  await Promise.all(sent);
+  agent.destroy();
+  return { ok, errors, durationS: (performance.now() - started) / 1000, latencies, firstFailure };
+}
+
 /** Runs `spec` for `durationS` seconds (no warm-up). */
 export async function runPhase(spec: LoadSpec, durationS: number): Promise<RawPhase> {
+  if (spec.overallRate) return runPacedPhase(spec, spec.overallRate, durationS);
   const latencies: number[] = [];
   let ok = 0;
   let failed = 0;
@@ -101,7 +176,6 @@ export async function runPhase(spec: LoadSpec, durationS: number): Promise<RawPh
         duration: durationS,
         requests: [request],
         excludeErrorStats: true,
-        ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
       },
       (error, done) => (error ? reject(error) : resolve(done)),
     );
