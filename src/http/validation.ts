@@ -19,7 +19,9 @@ registerAjvFormats();
 export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const typeCheck = Compile(schema);
   return (value: unknown) => {
-    if (typeCheck.Check(value)) return { value };
+    // `true`, not `{ value }`: Fastify assigns a returned value back to the request, and an assigned
+    // `request.headers` makes every later read of it a fresh merged copy of all the headers.
+    if (typeCheck.Check(value)) return true;
     if (httpPart === 'body') return { error: typeCheck.Errors(value) as FastifySchemaValidationError[] };
     const converted = Value.Convert(schema, value);
     if (typeCheck.Check(converted)) return { value: converted };
