@@ -4,10 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { SERVE_ENV } from '../src/cli/heap-flags.ts';
-import { freePort, serveCli } from './helpers/process.ts';
+import { freePort, servedProcEntry } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 describe('cqs serve environment', { skip: !existsSync('/proc/self/environ') && 'needs /proc' }, () => {
@@ -15,21 +14,13 @@ describe('cqs serve environment', { skip: !existsSync('/proc/self/environ') && '
 
   /** The environment `cqs serve` runs with once it listens (embedded database), given `env`. */
   async function servedEnv(env: Record<string, string>): Promise<Map<string, string>> {
-    const served = serveCli({
-      DATA_DIR: await tempDir('cqs-env-'),
-      PORT: String(await freePort()),
-      HOST: '127.0.0.1',
-      ...env,
-    });
-    try {
-      await served.ready;
-      const pid = served.child.pid;
-      assert.ok(pid, 'the child has a pid');
-      const entries = (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0').filter(Boolean);
-      return new Map(entries.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
-    } finally {
-      await served.stop();
-    }
+    const entries = await servedProcEntry(
+      { DATA_DIR: await tempDir('cqs-env-'), PORT: String(await freePort()), HOST: '127.0.0.1', ...env },
+      'environ',
+    );
+    return new Map(
+      entries.filter(Boolean).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]),
+    );
   }
 
   it('runs with two malloc arenas, unless the operator chose a number', async () => {

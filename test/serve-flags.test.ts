@@ -4,10 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { SERVE_HEAP_GROWING_PERCENT, SERVE_SEMI_SPACE_MB } from '../src/cli/heap-flags.ts';
-import { freePort, serveCli } from './helpers/process.ts';
+import { freePort, servedProcEntry } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const OURS = [
@@ -21,22 +20,16 @@ describe('cqs serve memory flags', { skip: !existsSync('/proc/self/cmdline') && 
 
   /** The command line `cqs serve` runs with once it listens (embedded database), given `env`. */
   async function servedArgs(env: Record<string, string>): Promise<string[]> {
-    const dataDir = await tempDir('cqs-flags-');
-    const served = serveCli({
-      DATA_DIR: dataDir,
-      PORT: String(await freePort()),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      ...env,
-    });
-    try {
-      await served.ready;
-      const pid = served.child.pid;
-      assert.ok(pid, 'the child has a pid');
-      return (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
-    } finally {
-      await served.stop();
-    }
+    return servedProcEntry(
+      {
+        DATA_DIR: await tempDir('cqs-flags-'),
+        PORT: String(await freePort()),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        ...env,
+      },
+      'cmdline',
+    );
   }
 
   it('runs with its semi-space cap, heap growth and Liftoff on the embedded database', async () => {

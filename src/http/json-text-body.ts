@@ -10,7 +10,8 @@ type WithJsonText<T, K extends keyof T> = Omit<T, K> & { [P in K]: JsonText<unkn
 
 /**
  * Sends `value` as the route's JSON body of `status`, the JSON text of `fields` written as it is. The
- * fields must come after every free-form object of the schema (the first `,"field":null` is theirs).
+ * fields must come before every free-form object of the schema (metadata may hold a key of the same name:
+ * the first `,"field":null` must be theirs).
  */
 export function sendWithJsonText<T, K extends keyof T & string>(
   reply: FastifyReply,

@@ -4,6 +4,7 @@
  * reliability/.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -129,4 +130,23 @@ export function serveCli(env: Record<string, string>, args: string[] = []): Serv
       clearTimeout(killer);
     },
   };
+}
+
+/**
+ * Starts `cqs serve` with `env`, and answers its `/proc/<pid>/<entry>` (Linux) once it listens, split at
+ * NULs: what the process really runs with after re-executing itself. Stops it before answering.
+ */
+export async function servedProcEntry(
+  env: Record<string, string>,
+  entry: 'cmdline' | 'environ',
+): Promise<string[]> {
+  const served = serveCli(env);
+  try {
+    await served.ready;
+    const pid = served.child.pid;
+    if (pid === undefined) throw new Error('the served child has no pid');
+    return (await readFile(`/proc/${pid}/${entry}`, 'utf8')).split('\0');
+  } finally {
+    await served.stop();
+  }
 }

@@ -7,15 +7,10 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
+import type { ObjectBody } from './storage.ts';
 
 /** Bytes read from disk at a time. */
 const CHUNK = 256 * 1024;
-
-/** An object's bytes, ready to be sent once. */
-export interface ObjectBody {
-  /** Writes the bytes to `out` and ends it; closes the file. Rejects if `out` fails or closes first. */
-  sendTo(out: Writable): Promise<void>;
-}
 
 /**
  * Resolves once `out` has taken `chunk`, with the error if it failed or closed first. It never rejects: it
@@ -34,16 +29,10 @@ function write(out: Writable, chunk: Buffer): Promise<Error | undefined> {
 
 /** The bytes `start`…`end` (inclusive) of `handle`, which this body owns from now on. */
 export function fileRangeBody(handle: FileHandle, start: number, end: number): ObjectBody {
-  let used = false;
   return {
     async sendTo(out) {
-      if (used) throw new Error('a body is sent once');
-      used = true;
-      const total = end - start + 1;
-      const buffers = [
-        Buffer.allocUnsafeSlow(Math.min(CHUNK, total)),
-        Buffer.allocUnsafeSlow(Math.min(CHUNK, total)),
-      ];
+      const size = Math.min(CHUNK, end - start + 1);
+      const buffers = [Buffer.allocUnsafeSlow(size), Buffer.allocUnsafeSlow(size)];
       let written: Promise<Error | undefined> = Promise.resolve(undefined);
       try {
         let position = start;

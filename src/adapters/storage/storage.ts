@@ -2,8 +2,7 @@
  * Object storage behind one interface. Backends: `embedded` (this service serves the signed upload URLs
  * and keeps objects under DATA_DIR) and `s3` (any S3-compatible service). The factory picks one by config.
  */
-import type { Readable } from 'node:stream';
-import type { ObjectBody } from './file-body.ts';
+import type { Readable, Writable } from 'node:stream';
 
 /** A signed URL that accepts one PUT of an object with exactly `contentType` until it expires. */
 export interface PresignedPut {
@@ -101,6 +100,12 @@ export interface ReadHeaders {
   lastModified: string;
   /** `bytes START-END/SIZE` on a 206. */
   contentRange?: string;
+}
+
+/** An object's bytes, ready to be sent once. */
+export interface ObjectBody {
+  /** Writes the bytes to `out` and ends it; closes the object. Rejects if `out` fails or closes first. */
+  sendTo(out: Writable): Promise<void>;
 }
 
 /**
