@@ -6,7 +6,7 @@ import { installAuth } from './http/auth.ts';
 import { enforceBodyRate } from './http/body-rate.ts';
 import { answerClientError, installErrorHandler } from './http/error-handler.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
-import { loggerOptions } from './http/logging.ts';
+import { loggerOptions, requestLogger } from './http/logging.ts';
 import { installRequestMetrics } from './http/metrics.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
@@ -54,6 +54,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   const app = Fastify({
     logger: loggerOptions(services.config.logLevel, options.logStream),
     genReqId: () => randomUUID(),
+    childLoggerFactory: requestLogger,
     bodyLimit: services.config.bodyLimit,
     // Slow clients must not hold sockets for ever: headers and a whole request (an upload included) have
     // time limits, checked every second rather than Node's default 30 s.

@@ -1,6 +1,7 @@
 /** Answers every route shares (decisions 7–8, issue 2): request ids, JSON errors, the body limit. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
 import { type Harness, startHarness } from './helpers/harness.ts';
 
 describe('HTTP basics', () => {
@@ -60,5 +61,38 @@ describe('HTTP basics', () => {
     });
     assert.equal(res.statusCode, 413);
     assert.match(res.json().error, /too large/);
+  });
+});
+
+describe('request logging at LOG_LEVEL=warn', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness('pglite', { LOG_LEVEL: 'warn' });
+  });
+  after(() => h.close());
+
+  it('writes nothing for a request that went well, and a failed one with its request id', async () => {
+    const c = await h.company();
+    const ok = await h.request({ method: 'GET', url: '/api/v1/product/list', key: c.key });
+    assert.equal(ok.statusCode, 200);
+    assert.ok(!h.logs().includes(String(ok.headers['x-request-id'])), 'nothing logged for it');
+    // A key this process has not seen needs the look-up, which fails while its table is away: a 500.
+    const other = await h.company();
+    await h.services.database.db.execute(sql`alter table api_keys rename to api_keys_away`);
+    let failed: Awaited<ReturnType<Harness['request']>>;
+    try {
+      failed = await h.request({ method: 'GET', url: '/api/v1/product/list', key: other.key });
+    } finally {
+      await h.services.database.db.execute(sql`alter table api_keys_away rename to api_keys`);
+    }
+    assert.equal(failed.statusCode, 500);
+    const line = h
+      .logs()
+      .split('\n')
+      .find((l) => l.includes('unhandled error'));
+    assert.ok(line, 'the failure is logged');
+    const logged = JSON.parse(line) as { level: number; reqId: string };
+    assert.equal(logged.level, 50);
+    assert.equal(logged.reqId, failed.headers['x-request-id']);
   });
 });

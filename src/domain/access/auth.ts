@@ -11,12 +11,16 @@ import type { PrincipalCache } from './principal-cache.ts';
  * Finds the principal behind a key, or throws UnauthenticatedError. A malformed key costs no query; with
  * `cache`, neither does a key seen recently (refusals are never cached), and then the principal comes back
  * at once, not in a promise (most requests). A malformed key throws at once.
+ *
+ * The cache is asked first, by the key as sent: a cached key is one a look-up found, so it is well formed,
+ * and its checksum and SHA-256 (together about 2 µs, a twentieth of a cached handoff read) are skipped.
  */
 export function authenticate(db: Db, key: string, cache?: PrincipalCache): Principal | Promise<Principal> {
+  const known = cache?.peek(key);
+  if (known) return known;
   if (!isWellFormedApiKey(key)) throw new UnauthenticatedError('invalid API key');
-  const keyHash = hashApiKey(key);
-  if (!cache) return lookUp(db, keyHash);
-  return cache.peek(keyHash) ?? cache.lookup(keyHash, () => lookUp(db, keyHash));
+  const load = () => lookUp(db, hashApiKey(key));
+  return cache ? cache.lookup(key, load) : load();
 }
 
 async function lookUp(db: Db, keyHash: string): Promise<Principal> {

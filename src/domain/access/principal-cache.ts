@@ -22,12 +22,16 @@ export const PRINCIPAL_MAX_AGE_MS = 60_000;
 /** Milliseconds between two attempts to subscribe when the notifier could not listen. */
 const RESUBSCRIBE_DELAY_MS = 1000;
 
-/** The cache of principals by key hash. */
+/**
+ * The cache of principals by API key, as the client sent it. Not by its hash: hashing was most of an
+ * authenticated request's own cost, and the keys in memory expose nothing the process's database
+ * credentials (which it must hold) do not already; only the database stores keys, and only hashed.
+ */
 export interface PrincipalCache {
-  /** The principal of `keyHash`: from memory, or from `load` (cached when it is found). */
-  lookup(keyHash: string, load: () => Promise<Principal>): Promise<Principal>;
-  /** The principal of `keyHash` when it is in memory and may be trusted now; no promise, no query. */
-  peek(keyHash: string): Principal | undefined;
+  /** The principal of `key`: from memory, or from `load` (cached when it is found). */
+  lookup(key: string, load: () => Promise<Principal>): Promise<Principal>;
+  /** The principal of `key` when it is in memory and may be trusted now; no promise, no query. */
+  peek(key: string): Principal | undefined;
   /** The products `principal`'s user sees when they are in memory and may be trusted now; no promise. */
   peekProducts(principal: Principal): ProductView[] | undefined;
   /** The products `principal`'s user sees: from memory, or from `load` (cached likewise). */
@@ -122,10 +126,10 @@ export function createPrincipalCache(options: PrincipalCacheOptions): PrincipalC
   const productsKey = (principal: Principal) => `${principal.companyId}:${principal.userId}`;
 
   return {
-    peek: (keyHash) => peekIn(entries, keyHash),
+    peek: (key) => peekIn(entries, key),
     peekProducts: (principal) => peekIn(productLists, productsKey(principal)),
-    lookup(keyHash, load) {
-      return cached(entries, keyHash, load, (principal) => {
+    lookup(key, load) {
+      return cached(entries, key, load, (principal) => {
         Object.freeze(principal.scopes);
         return Object.freeze(principal);
       });
