@@ -54,19 +54,10 @@ export function serializeError(error: unknown, depth = 0): LoggedError {
   return out;
 }
 
-/** Pino's levels by name (the service defines no others); a logger writes a line at `level` or above. */
-const LEVEL_VALUES: Readonly<Record<string, number>> = {
-  trace: 10,
-  debug: 20,
-  info: 30,
-  warn: 40,
-  error: 50,
-  fatal: 60,
-  silent: Number.POSITIVE_INFINITY,
-};
-
 type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 type LogArgs = Parameters<FastifyBaseLogger['info']>;
+/** The app's logger is pino's, which answers whether it writes a level (Fastify's type leaves that out). */
+type PinoLogger = FastifyBaseLogger & { isLevelEnabled(level: LogLevel): boolean };
 
 /**
  * A request's logger that makes its pino child (with the request id) only when a line is written at a level
@@ -75,23 +66,22 @@ type LogArgs = Parameters<FastifyBaseLogger['info']>;
  * handoff read.
  */
 class LazyRequestLogger implements FastifyBaseLogger {
-  readonly #parent: FastifyBaseLogger;
+  readonly #parent: PinoLogger;
   readonly #bindings: Record<string, unknown>;
-  #child: FastifyBaseLogger | undefined;
+  #child: PinoLogger | undefined;
 
-  constructor(parent: FastifyBaseLogger, bindings: Record<string, unknown>) {
+  constructor(parent: PinoLogger, bindings: Record<string, unknown>) {
     this.#parent = parent;
     this.#bindings = bindings;
   }
 
-  #made(): FastifyBaseLogger {
-    this.#child ??= this.#parent.child(this.#bindings);
+  #made(): PinoLogger {
+    this.#child ??= this.#parent.child(this.#bindings) as PinoLogger;
     return this.#child;
   }
 
   #write(level: LogLevel, args: LogArgs): void {
-    const logger = this.#child ?? this.#parent;
-    if ((LEVEL_VALUES[level] ?? 0) < (LEVEL_VALUES[logger.level] ?? 0)) return;
+    if (!(this.#child ?? this.#parent).isLevelEnabled(level)) return;
     const child = this.#made();
     Reflect.apply(child[level], child, args);
   }
@@ -136,7 +126,7 @@ export function requestLogger(
   options: Parameters<FastifyBaseLogger['child']>[1],
 ): FastifyBaseLogger {
   if (options && Object.keys(options).length > 0) return parent.child(bindings, options);
-  return new LazyRequestLogger(parent, bindings);
+  return new LazyRequestLogger(parent as PinoLogger, bindings);
 }
 
 /** The logger options of the app. `stream` lets tests read the log. */
