@@ -50,6 +50,25 @@ for (const backend of BACKENDS) {
       assert.equal(call.id, id);
     });
 
+    it('answers a transcript of over 128 kB whole, in bytes as many as it declares', async () => {
+      // Over V8's large-object size as text; every segment mixes one- to four-byte characters and escapes.
+      const transcript = Array.from({ length: 2500 }, (_, i) => ({
+        role: i % 2 === 0 ? 'agent' : 'customer',
+        text: `${i}: ç€📞 "quoted" \\ ${'é'.repeat(i % 7)}${'x'.repeat(i % 13)} ☎️ a sentence of some length`,
+        start: i * 3,
+        stop: i * 3 + 2.5,
+      }));
+      const { id } = await makeCall(h, c, keys, { conversationId: 'text-3', transcript });
+      const res = await get(h, `/api/v1/calls/${id}`, keys.admin);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.ok(res.rawPayload.length > 256 * 1024, `${res.rawPayload.length} bytes`);
+      assert.equal(Number(res.headers['content-length']), res.rawPayload.length);
+      const call = res.json();
+      assert.deepEqual(call.transcript, transcript);
+      assert.equal(call.transcript_source, 'client');
+      assert.deepEqual(call.metadata, {});
+    });
+
     it('answers null for a call without a transcript', async () => {
       const { id } = await makeCall(h, c, keys, { conversationId: 'text-2' });
       const call = (await get(h, `/api/v1/calls/${id}`, keys.admin)).json();

@@ -1,6 +1,12 @@
 /** Limits of what one request may send and one stored record may hold (documented in the README's Limits). */
 
 /**
+ * What stored text may not hold: PostgreSQL refuses the NUL character in text and jsonb. A transcript is
+ * stored as json, which would keep it, so call/create checks its segments itself (transcript.ts).
+ */
+export const NUL_CHARACTER_RULE = 'must not contain the NUL character (\\u0000)';
+
+/**
  * Top-level keys a metadata object may have, in one request and in one stored record (call or handoff
  * record). The database's `*_metadata_keys` check constraints (migration 0006) hold the same number.
  */

@@ -9,7 +9,7 @@
  * error's `cause`, SQLSTATE included.
  */
 import { ConflictError, type DomainError, ValidationError } from '../../domain/errors.ts';
-import { MAX_METADATA_KEYS } from '../../domain/limits.ts';
+import { MAX_METADATA_KEYS, NUL_CHARACTER_RULE } from '../../domain/limits.ts';
 import { FINAL_RECORD_SQLSTATE } from './errors.ts';
 
 /** SQLSTATEs of text PostgreSQL cannot store (a NUL character in text or jsonb). */
@@ -26,7 +26,7 @@ export function domainErrorOfDatabase(error: unknown): DomainError | undefined {
   if (code === FINAL_RECORD_SQLSTATE) {
     translated = new ConflictError('call handoff record is final and cannot change');
   } else if (typeof code === 'string' && UNSTORABLE_TEXT_SQLSTATES.has(code)) {
-    translated = new ValidationError('strings must not contain the NUL character (\\u0000)');
+    translated = new ValidationError(`strings ${NUL_CHARACTER_RULE}`);
   } else if (
     code === CHECK_VIOLATION &&
     typeof constraint === 'string' &&
