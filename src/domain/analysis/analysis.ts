@@ -1,12 +1,13 @@
 /**
  * A call's analysis (decision 28): queued when an upload of the call becomes ready (from the recording)
  * or when a transcript is sent for a call with no ready recording (from the transcript), run by the worker,
- * and read by `analysisOf`. Each queueing starts a new run; only the latest run's result is stored.
+ * and read by `analysisOf` (GET one call: `analysisView` of its row). Each queueing starts a new run; only the latest run's result is stored.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../adapters/db/database.ts';
 import {
   type AnalysisOutcome,
+  type CallAnalysis,
   findAnalysis,
   findAnalysisSubject,
   finishAnalysisJob,
@@ -275,7 +276,13 @@ export async function analysisOf(
   companyId: string,
   callUuid: string,
 ): Promise<CallAnalysisView | null> {
-  const row = await findAnalysis(db, companyId, callUuid);
+  return analysisView((await findAnalysis(db, companyId, callUuid)) ?? null);
+}
+
+/** The call's `analysis` (decision 28) from its row, or null when none was ever queued (no row). */
+export function analysisView(
+  row: Pick<CallAnalysis, 'status' | 'reason' | 'source' | 'figures'> | null,
+): CallAnalysisView | null {
   if (!row) return null;
   const figures = row.status === 'ready' ? (row.figures as AnalysisFigures) : EMPTY_FIGURES;
   return { status: row.status, reason: row.reason, source: row.source, ...figures };

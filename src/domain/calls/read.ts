@@ -5,22 +5,21 @@
 import type { Db } from '../../adapters/db/database.ts';
 import {
   type CallRow,
-  callContent,
-  handoffIdsOfCall,
+  type CallUploadRow,
+  findCallDetail,
   listCalls,
   tagsOfCalls,
   type UploadStatus,
-  uploadsOfCall,
 } from '../../adapters/db/repositories/call-reads.ts';
 import type { TagValue } from '../../adapters/db/repositories/tags.ts';
 import { findUserIdsByEmail } from '../../adapters/db/repositories/users.ts';
 import type { Principal } from '../access/principal.ts';
-import { analysisOf, type CallAnalysisView } from '../analysis/analysis.ts';
+import { analysisView, type CallAnalysisView } from '../analysis/analysis.ts';
 import { NotFoundError } from '../errors.ts';
 import { type JsonText, jsonText } from '../json-text.ts';
-import { type CallTranscriptionView, transcriptionOf } from '../transcription/transcription.ts';
+import { type CallTranscriptionView, transcriptionView } from '../transcription/transcription.ts';
 import { decodeCursor, encodeCursor, parseTagFilters } from './list-query.ts';
-import { findVisibleCall, visibleAgentOf } from './visibility.ts';
+import { isCallId, visibleAgentOf } from './visibility.ts';
 
 /** Default and largest page size. */
 export const DEFAULT_PAGE_SIZE = 50;
@@ -163,7 +162,7 @@ export async function listVisibleCalls(db: Db, principal: Principal, query: List
   };
 }
 
-function uploadView(u: Awaited<ReturnType<typeof uploadsOfCall>>[number]): CallUploadView {
+function uploadView(u: CallUploadRow): CallUploadView {
   // Verification stores its findings (verification.ts findingsOf); absent until the upload is verified.
   const probe = (u.probe ?? {}) as { duration_seconds?: number | null; audio_channels?: number | null };
   return {
@@ -179,33 +178,28 @@ function uploadView(u: Awaited<ReturnType<typeof uploadsOfCall>>[number]): CallU
   };
 }
 
-/** One call the principal sees, with everything stored about it; NotFoundError otherwise. */
+/**
+ * One call the principal sees, with everything stored about it, read in one statement; NotFoundError
+ * otherwise, the same for an id of another company, of another agent, of an erased call, or not an id.
+ */
 export async function getVisibleCall(db: Db, principal: Principal, id: string): Promise<CallDetail> {
-  const row = await findVisibleCall(db, principal, id);
-  const companyId = principal.companyId;
-  const [content, tags, uploads, handoffIds, analysis, transcription] = await Promise.all([
-    callContent(db, companyId, row.id),
-    tagsOfCalls(db, companyId, [row.id]),
-    uploadsOfCall(db, companyId, row.id),
-    handoffIdsOfCall(db, companyId, row.id),
-    analysisOf(db, companyId, row.id),
-    transcriptionOf(db, companyId, row.id),
-  ]);
-  // Erased between the two reads.
-  if (!content) throw new NotFoundError(`call ${id} not found`);
+  const row = isCallId(id)
+    ? await findCallDetail(db, principal.companyId, id.toLowerCase(), visibleAgentOf(principal))
+    : undefined;
+  if (!row) throw new NotFoundError(`call ${id} not found`);
   return {
-    ...itemOf(row, tags.get(row.id) ?? []),
+    ...itemOf(row, row.tags),
     speaker: {
       separation: row.speakerSeparation,
       channel_map: row.channelMap as ('agent' | 'customer')[] | null,
     },
-    transcript: content.transcriptJson === null ? null : jsonText(content.transcriptJson),
+    transcript: row.transcriptJson === null ? null : jsonText(row.transcriptJson),
     // A transcript stored before sources were recorded was a client's.
-    transcript_source: content.transcriptJson === null ? null : (content.transcriptSource ?? 'client'),
-    metadata: content.metadata,
-    uploads: uploads.map(uploadView),
-    handoff_ids: handoffIds,
-    analysis,
-    transcription,
+    transcript_source: row.transcriptJson === null ? null : (row.transcriptSource ?? 'client'),
+    metadata: row.metadata,
+    uploads: row.uploads.map(uploadView),
+    handoff_ids: row.handoffIds,
+    analysis: analysisView(row.analysis),
+    transcription: transcriptionView(row.transcription),
   };
 }

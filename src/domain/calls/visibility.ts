@@ -10,6 +10,11 @@ import { NotFoundError } from '../errors.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** True when `id` has the form of a call id (a UUID); any other string is no call. */
+export function isCallId(id: string): boolean {
+  return UUID.test(id);
+}
+
 /** The agent user whose calls alone the principal sees, or undefined when it sees the whole company's. */
 export function visibleAgentOf(principal: Principal): string | undefined {
   return principal.role === 'admin' ? undefined : principal.userId;
@@ -27,7 +32,7 @@ export function canSeeCall(principal: Principal, agentUserId: string): boolean {
  * are opaque to clients, so a malformed one is simply not found).
  */
 export async function findVisibleCall(db: Db, principal: Principal, id: string): Promise<CallRow> {
-  const row = UUID.test(id) ? await findCall(db, principal.companyId, id.toLowerCase()) : undefined;
+  const row = isCallId(id) ? await findCall(db, principal.companyId, id.toLowerCase()) : undefined;
   if (!row || !canSeeCall(principal, row.agentUserId)) throw new NotFoundError(`call ${id} not found`);
   return row;
 }

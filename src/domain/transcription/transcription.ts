@@ -12,6 +12,7 @@ import type { Db } from '../../adapters/db/database.ts';
 import { latestReadyUploadId } from '../../adapters/db/repositories/analyses.ts';
 import { findConversationByUuid } from '../../adapters/db/repositories/conversations.ts';
 import {
+  type CallTranscription,
   callHasClientTranscript,
   findTranscription,
   finishTranscriptionRun,
@@ -277,13 +278,10 @@ export async function giveUpTranscription(
   });
 }
 
-/** The call's `transcription`, or null when none was ever queued. */
-export async function transcriptionOf(
-  db: Db,
-  companyId: string,
-  callUuid: string,
-): Promise<CallTranscriptionView | null> {
-  const row = await findTranscription(db, companyId, callUuid);
+/** The call's `transcription` from its row, or null when none was ever queued (no row). */
+export function transcriptionView(
+  row: Pick<CallTranscription, 'status' | 'reason' | 'engine' | 'uploadId' | 'updatedAt'> | null,
+): CallTranscriptionView | null {
   if (!row) return null;
   return {
     status: row.status,
