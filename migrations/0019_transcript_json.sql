@@ -1,8 +1,9 @@
 -- A call's transcript is stored as json, the text as the service wrote it, instead of jsonb (issue 16): the
 -- service never looks inside it in SQL, and a call read asked PostgreSQL to write a 1,000-segment jsonb back
--- out as text, 3 ms of CPU each time (147 kB of text from the service's 90 kB). Transcripts stored before
--- keep jsonb's spacing as their text; their values are the same. cqs_create_call (0013) then stores its text
--- parameter as json, unchanged but for the cast.
+-- out as text, 3 ms of CPU each time (147 kB of text from the service's 140 kB). Transcripts stored before
+-- keep jsonb's spacing as their text (and are read in one part); their values are the same. cqs_create_call
+-- (0013) then stores its text parameter as json, unchanged but for the cast: the service writes that text in
+-- lines, src/adapters/db/transcript-text.ts.
 ALTER TABLE "conversations" ALTER COLUMN "transcript" SET DATA TYPE json;--> statement-breakpoint
 CREATE OR REPLACE FUNCTION cqs_create_call(
   p_company_id uuid,

@@ -37,7 +37,7 @@ export function sendWithJsonText<T, K extends keyof T & string>(
     const placeholder = `,"${field}":null`;
     const at = body.indexOf(placeholder, from);
     if (at < 0) throw new Error(`the serializer wrote no ${field}`);
-    pieces.push(body.slice(from, at), `,"${field}":`, text.json);
+    pieces.push(body.slice(from, at), `,"${field}":`, ...text.parts);
     from = at + placeholder.length;
   }
   pieces.push(body.slice(from));

@@ -193,9 +193,9 @@ export async function getVisibleCall(db: Db, principal: Principal, id: string): 
       separation: row.speakerSeparation,
       channel_map: row.channelMap as ('agent' | 'customer')[] | null,
     },
-    transcript: row.transcriptJson === null ? null : jsonText(row.transcriptJson),
+    transcript: row.transcriptParts === null ? null : jsonText(row.transcriptParts),
     // A transcript stored before sources were recorded was a client's.
-    transcript_source: row.transcriptJson === null ? null : (row.transcriptSource ?? 'client'),
+    transcript_source: row.transcriptParts === null ? null : (row.transcriptSource ?? 'client'),
     metadata: row.metadata,
     uploads: row.uploads.map(uploadView),
     handoff_ids: row.handoffIds,

@@ -6,6 +6,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
 import { prepared, rowsOf, runPrepared } from '../prepared.ts';
+import { transcriptJsonText } from '../transcript-text.ts';
 import type { ConversationFields } from './conversations.ts';
 import { inKeyOrder, type TagValue } from './tags.ts';
 
@@ -119,7 +120,7 @@ export async function writeCreatedCall(
     fields.startTime,
     fields.speakerSeparation,
     json(fields.channelMap),
-    json(fields.transcript),
+    fields.transcript === null ? null : transcriptJsonText(fields.transcript),
     sets.has('startTime'),
     sets.has('speakerSeparation'),
     sets.has('transcript'),

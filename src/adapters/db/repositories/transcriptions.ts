@@ -2,6 +2,7 @@
 import { and, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
 import { callTranscriptions, conversations } from '../schema.ts';
+import { transcriptJsonText } from '../transcript-text.ts';
 
 /** A call_transcriptions row. */
 export type CallTranscription = typeof callTranscriptions.$inferSelect;
@@ -92,7 +93,11 @@ export async function storeTranscribedTranscript(
 ): Promise<boolean> {
   const rows = await db
     .update(conversations)
-    .set({ transcript: segments, transcriptSource: 'transcription', updatedAt: sql`now()` })
+    .set({
+      transcript: sql`${transcriptJsonText(segments)}::json`,
+      transcriptSource: 'transcription',
+      updatedAt: sql`now()`,
+    })
     .where(
       and(
         eq(conversations.companyId, companyId),

@@ -39,7 +39,7 @@ export const conversations = pgTable(
      * The transcript segments in the order they were sent, or null when none was sent. `json`, not `jsonb`:
      * PostgreSQL keeps the text as written and answers it without conversion, and the service never looks
      * inside it in SQL. Writing a 1,000-segment transcript back out of jsonb took PostgreSQL 3 ms of CPU at
-     * every call read (and made 147 kB of text from the service's 90 kB).
+     * every call read (and made 147 kB of text from the service's 140 kB).
      */
     transcript: json('transcript'),
     /**
