@@ -23,7 +23,7 @@ describe('transcriptJsonText', () => {
     const lines = text.split('\n');
     assert.ok(lines.length > 5, `${lines.length} lines`);
     for (const line of lines) assert.ok(line.length <= TRANSCRIPT_LINE_CHARS + 2, `${line.length}`);
-    // Each line but the last ends with the comma between two segments; joined without the breaks it is compact.
+    // Each line but the last ends with the comma between two segments: joined without the breaks, compact.
     assert.equal(lines.join(''), JSON.stringify(segments));
   });
 

@@ -9,7 +9,7 @@
  *   loss of requests per second in the bench). 2 MB semi-spaces took another 6-10 MB off the peak under
  *   creates and call reads, again with the same requests per second.
  * - V8 lets the old generation grow to several times what survives a full collection before it collects
- *   again, by a factor it picks from its own GC speed: under the bench's creates and 185 kB call reads the old
+ *   again, by a factor it picks from its own GC speed: under the bench's creates and call reads the old
  *   space filled to 80-127 MB of mostly dead objects over a live set of about 35 MB, and those pages stayed
  *   resident (peak RSS 183-285 MB on PostgreSQL). With a growth of 20 % it collects when the old space is
  *   1.2 times its live size: peak 140-158 MB for creates and call reads, and within the bench's noise the
@@ -28,8 +28,8 @@
  *
  * The new image also gets glibc's MALLOC_ARENA_MAX=2 unless one is set: glibc makes a malloc arena per
  * thread that allocates (V8's GC helpers, libuv's pool), up to eight per core, and the memory freed in them
- * stays resident: under 185 kB call reads, peak RSS 146-151 MB with two arenas against 156-161 without, at the
- * same requests per second. Other C libraries ignore the variable.
+ * stays resident: under the bench's call reads, peak RSS 146-151 MB with two arenas against 156-161 without,
+ * at the same requests per second. Other C libraries ignore the variable.
  *
  * The new image also gets Node's compile cache (NODE_COMPILE_CACHE, in the temporary folder as
  * `module.enableCompileCache()` would put it, unless one is set): it keeps the TypeScript sources with their

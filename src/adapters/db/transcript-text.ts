@@ -10,8 +10,10 @@
  * service's CPU per read from 6.2-7.1 ms to 4.0-4.5 ms.
  */
 
-/** Characters after which a line of a stored transcript ends (at the next segment): one part stays under
- * V8's large-object size even as a two-byte string, unless one segment alone is longer. */
+/**
+ * Characters after which a line of a stored transcript ends (at the next segment): one part stays under
+ * V8's large-object size even as a two-byte string, unless one segment alone is longer.
+ */
 export const TRANSCRIPT_LINE_CHARS = 32768;
 
 /** The JSON text a transcript of `segments` is stored as. */

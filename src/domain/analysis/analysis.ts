@@ -1,7 +1,8 @@
 /**
  * A call's analysis (decision 28): queued when an upload of the call becomes ready (from the recording)
  * or when a transcript is sent for a call with no ready recording (from the transcript), run by the worker,
- * and read by `analysisOf` (GET one call: `analysisView` of its row). Each queueing starts a new run; only the latest run's result is stored.
+ * and read by `analysisOf` (GET one call: `analysisView` of its row). Each queueing starts a new run; only
+ * the latest run's result is stored.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../adapters/db/database.ts';
