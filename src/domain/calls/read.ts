@@ -15,11 +15,10 @@ import type { TagValue } from '../../adapters/db/repositories/tags.ts';
 import { findUserIdsByEmail } from '../../adapters/db/repositories/users.ts';
 import type { Principal } from '../access/principal.ts';
 import { analysisView, type CallAnalysisView } from '../analysis/analysis.ts';
-import { NotFoundError } from '../errors.ts';
 import { type JsonText, jsonText } from '../json-text.ts';
 import { type CallTranscriptionView, transcriptionView } from '../transcription/transcription.ts';
 import { decodeCursor, encodeCursor, parseTagFilters } from './list-query.ts';
-import { isCallId, visibleAgentOf } from './visibility.ts';
+import { findVisible, visibleAgentOf } from './visibility.ts';
 
 /** Default and largest page size. */
 export const DEFAULT_PAGE_SIZE = 50;
@@ -178,15 +177,11 @@ function uploadView(u: CallUploadRow): CallUploadView {
   };
 }
 
-/**
- * One call the principal sees, with everything stored about it, read in one statement; NotFoundError
- * otherwise, the same for an id of another company, of another agent, of an erased call, or not an id.
- */
+/** One call the principal sees, with everything stored about it; NotFoundError otherwise (`findVisible`). */
 export async function getVisibleCall(db: Db, principal: Principal, id: string): Promise<CallDetail> {
-  const row = isCallId(id)
-    ? await findCallDetail(db, principal.companyId, id.toLowerCase(), visibleAgentOf(principal))
-    : undefined;
-  if (!row) throw new NotFoundError(`call ${id} not found`);
+  const row = await findVisible(principal, id, (callUuid, agentUserId) =>
+    findCallDetail(db, principal.companyId, callUuid, agentUserId),
+  );
   return {
     ...itemOf(row, row.tags),
     speaker: {

@@ -10,11 +10,6 @@ import { NotFoundError } from '../errors.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** True when `id` has the form of a call id (a UUID); any other string is no call. */
-export function isCallId(id: string): boolean {
-  return UUID.test(id);
-}
-
 /** The agent user whose calls alone the principal sees, or undefined when it sees the whole company's. */
 export function visibleAgentOf(principal: Principal): string | undefined {
   return principal.role === 'admin' ? undefined : principal.userId;
@@ -27,12 +22,25 @@ export function canSeeCall(principal: Principal, agentUserId: string): boolean {
 }
 
 /**
- * The call `id` (decision 21: `conversations.id`) when the principal may see it; otherwise NotFoundError,
- * the same for an id of another company, of another agent, of an erased call, or not an id at all (ids
- * are opaque to clients, so a malformed one is simply not found).
+ * What `find` answers for the call `id` (decision 21: `conversations.id`), asked with the id in the
+ * database's form and the agent whose calls alone the principal sees (undefined: the whole company's);
+ * NotFoundError when it answers nothing, the same for an id of another company, of another agent, of an
+ * erased call, or not an id at all (ids are opaque to clients, so a malformed one is simply not found).
  */
-export async function findVisibleCall(db: Db, principal: Principal, id: string): Promise<CallRow> {
-  const row = isCallId(id) ? await findCall(db, principal.companyId, id.toLowerCase()) : undefined;
-  if (!row || !canSeeCall(principal, row.agentUserId)) throw new NotFoundError(`call ${id} not found`);
+export async function findVisible<T>(
+  principal: Principal,
+  id: string,
+  find: (callUuid: string, agentUserId: string | undefined) => Promise<T | undefined>,
+): Promise<T> {
+  const row = UUID.test(id) ? await find(id.toLowerCase(), visibleAgentOf(principal)) : undefined;
+  if (row === undefined) throw new NotFoundError(`call ${id} not found`);
   return row;
+}
+
+/** The call `id` when the principal may see it; otherwise NotFoundError (`findVisible`). */
+export async function findVisibleCall(db: Db, principal: Principal, id: string): Promise<CallRow> {
+  return findVisible(principal, id, async (callUuid) => {
+    const row = await findCall(db, principal.companyId, callUuid);
+    return row && canSeeCall(principal, row.agentUserId) ? row : undefined;
+  });
 }

@@ -311,9 +311,12 @@ export async function findCallDetail(
   // Erased, or made another agent's, between the two reads.
   if (!raw || !first) return undefined;
   const { metadata, tags, uploads, handoffIds, analysis, transcription, ...row } = raw;
+  const transcriptParts = first.part === null ? null : parts.map((p) => p.part as string);
   return {
+    // From the statement that read the transcript, so `has_transcript` and `transcript` always agree.
     ...toCallRow(row),
-    transcriptParts: first.part === null ? null : parts.map((p) => p.part as string),
+    hasTranscript: transcriptParts !== null,
+    transcriptParts,
     transcriptSource: first.transcript_source as CallDetailRow['transcriptSource'],
     metadata: metadata as Record<string, unknown>,
     tags,
