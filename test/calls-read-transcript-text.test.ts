@@ -1,12 +1,14 @@
 /**
- * A call's transcript is written into GET /api/v1/calls/{id} as the database's JSON text (not parsed and
- * serialized again): whatever the segments hold, the answer parses to what was sent, and the rest of the
- * answer (metadata with a `transcript` key of its own included) is the route's serializer's.
+ * A call's transcript, metadata and analysis figures are written into GET /api/v1/calls/{id} as the
+ * database's JSON text (not parsed and serialized again): whatever the segments hold, the answer parses to
+ * what was sent, metadata named like those fields stays apart, and the rest of the answer is the route's
+ * serializer's.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { analysisOf } from '../src/domain/analysis/analysis.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
-import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
+import { BACKENDS, type Harness, runBehindTheService, startHarness } from './helpers/harness.ts';
 import { get, makeCall, type ReadKeys, readKeys } from './helpers/reads.ts';
 
 for (const backend of BACKENDS) {
@@ -67,6 +69,42 @@ for (const backend of BACKENDS) {
       assert.deepEqual(call.transcript, transcript);
       assert.equal(call.transcript_source, 'client');
       assert.deepEqual(call.metadata, {});
+    });
+
+    it('answers the analysis with its figures as stored, in jsonb spacing (stored before 0020) too', async () => {
+      const transcript = [
+        { role: 'agent', text: 'Hello.', start: 0, stop: 2.5 },
+        { role: 'customer', text: 'Hi.', start: 2, stop: 4 },
+        { role: 'agent', text: 'So.', start: 5.25, stop: 6.5 },
+      ];
+      const { id } = await makeCall(h, c, keys, { conversationId: 'text-4', transcript });
+      const metadata = { analysis: null, metadata: { analysis: null }, q: '{"analysis":null}' };
+      const start = await h.request({
+        method: 'POST',
+        url: '/api/v1/call/start',
+        key: c.key,
+        body: { agent_email: c.agent.email, conversation_id: 'text-4', metadata },
+      });
+      assert.equal(start.statusCode, 200, start.body);
+      await h.runJobs();
+      const expected = await analysisOf(h.services.database.db, c.id, id);
+      assert.equal(expected?.status, 'ready', expected?.reason ?? '');
+      assert.deepEqual(expected?.talk_s, { agent: 3.75, customer: 2, unknown: 0 });
+      const read = async () => {
+        const res = await get(h, `/api/v1/calls/${id}`, keys.admin);
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(Number(res.headers['content-length']), res.rawPayload.length);
+        return res.json();
+      };
+      const call = await read();
+      assert.deepEqual(call.analysis, expected);
+      assert.deepEqual(call.metadata, metadata);
+      assert.deepEqual(call.transcript, transcript);
+      await runBehindTheService(
+        h,
+        `update call_analyses set figures = figures::jsonb::json where conversation_uuid = '${id}'`,
+      );
+      assert.deepEqual((await read()).analysis, expected);
     });
 
     it('answers null for a call without a transcript', async () => {

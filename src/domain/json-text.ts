@@ -16,3 +16,14 @@ export interface JsonText<T> {
 export function jsonText<T>(parts: readonly string[]): JsonText<T> {
   return { parts };
 }
+
+/**
+ * The JSON text of an object with `head`'s members first, then those of `objectText` (the JSON text of an
+ * object, written as it is). `head` must not name a member of `objectText`.
+ */
+export function jsonObjectText<T>(head: Record<string, unknown>, objectText: string): JsonText<T> {
+  const members = objectText.trim().slice(1).trimStart();
+  const first = JSON.stringify(head);
+  if (members.startsWith('}')) return { parts: [first] };
+  return { parts: [`${first.slice(0, -1)},`, members] };
+}

@@ -15,8 +15,9 @@ type WithJsonText<T, K extends keyof T> = Omit<T, K> & { [P in K]: JsonText<unkn
 
 /**
  * Sends `value` as the route's JSON body of `status`, the JSON text of `fields` (in the order the schema
- * writes them) written as it is. The fields must come before every free-form object of the schema
- * (metadata may hold a key of the same name: the first `,"field":null` must be theirs).
+ * writes them) written as it is. Every free-form object of the answer must be one of `fields`: the rest,
+ * serialized by the schema, then holds no member name but the schema's, and the first `,"field":` of the
+ * body is the field's (a string's quotes are escaped).
  */
 export function sendWithJsonText<T, K extends keyof T & string>(
   reply: FastifyReply,
@@ -34,11 +35,14 @@ export function sendWithJsonText<T, K extends keyof T & string>(
   for (const field of fields) {
     const text = (value as Record<string, JsonText<unknown> | null>)[field];
     if (!text) continue;
-    const placeholder = `,"${field}":null`;
-    const at = body.indexOf(placeholder, from);
+    const name = `,"${field}":`;
+    const at = body.indexOf(name, from);
     if (at < 0) throw new Error(`the serializer wrote no ${field}`);
-    pieces.push(body.slice(from, at), `,"${field}":`, ...text.parts);
-    from = at + placeholder.length;
+    // What the serializer wrote for null: null, or {} where the schema's object is not nullable.
+    const written = NULL_AS.find((shape) => body.startsWith(shape, at + name.length));
+    if (!written) throw new Error(`the serializer wrote ${field} as neither null nor {}`);
+    pieces.push(body.slice(from, at + name.length), ...text.parts);
+    from = at + name.length + written.length;
   }
   pieces.push(body.slice(from));
   let size = 0;
@@ -48,3 +52,5 @@ export function sendWithJsonText<T, K extends keyof T & string>(
   for (const piece of pieces) written += out.write(piece, written);
   return reply.code(status).type('application/json; charset=utf-8').send(out);
 }
+
+const NULL_AS = ['null', '{}'];

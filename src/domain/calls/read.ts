@@ -14,7 +14,7 @@ import {
 import type { TagValue } from '../../adapters/db/repositories/tags.ts';
 import { findUserIdsByEmail } from '../../adapters/db/repositories/users.ts';
 import type { Principal } from '../access/principal.ts';
-import { analysisView, type CallAnalysisView } from '../analysis/analysis.ts';
+import { analysisText, type CallAnalysisView } from '../analysis/analysis.ts';
 import { type JsonText, jsonText } from '../json-text.ts';
 import { type CallTranscriptionView, transcriptionView } from '../transcription/transcription.ts';
 import { decodeCursor, encodeCursor, parseTagFilters } from './list-query.ts';
@@ -67,10 +67,12 @@ export interface CallDetail extends CallItem {
   /** The stored JSON text of the segments, written into the answer as it is. */
   transcript: JsonText<TranscriptSegment[]> | null;
   transcript_source: 'client' | 'transcription' | null;
-  metadata: Record<string, unknown>;
+  /** The stored JSON text of the merged metadata (`{}` when none), written into the answer as it is. */
+  metadata: JsonText<Record<string, unknown>>;
   uploads: CallUploadView[];
   handoff_ids: string[];
-  analysis: CallAnalysisView | null;
+  /** Its figures' stored JSON text written as it is. */
+  analysis: JsonText<CallAnalysisView> | null;
   /** The call's transcription by the configured engine, or null when none was queued. */
   transcription: CallTranscriptionView | null;
 }
@@ -191,10 +193,10 @@ export async function getVisibleCall(db: Db, principal: Principal, id: string): 
     transcript: row.transcriptParts === null ? null : jsonText(row.transcriptParts),
     // A transcript stored before sources were recorded was a client's.
     transcript_source: row.transcriptParts === null ? null : (row.transcriptSource ?? 'client'),
-    metadata: row.metadata,
+    metadata: jsonText([row.metadataText]),
     uploads: row.uploads.map(uploadView),
     handoff_ids: row.handoffIds,
-    analysis: analysisView(row.analysis),
+    analysis: analysisText(row.analysis),
     transcription: transcriptionView(row.transcription),
   };
 }

@@ -35,7 +35,7 @@ export async function startAnalysisRun(
     });
 }
 
-const STORE_RUN = `update call_analyses set status = $4::text, reason = $5::text, figures = $6::jsonb,
+const STORE_RUN = `update call_analyses set status = $4::text, reason = $5::text, figures = $6::json,
     method = $7::text, updated_at = now()
   where company_id = $1::uuid and conversation_uuid = $2::uuid and run_id = $3::uuid
   returning company_id`;
@@ -218,12 +218,13 @@ export interface TranscriptRunEnd {
 }
 
 // The key arrays ($2-$4) beside the rows let the planner find each row by its index: estimated at 100
-// rows, the recordset alone got hash joins that read all of call_analyses and jobs.
+// rows, the recordset alone got hash joins that read all of call_analyses and jobs. json, not jsonb: each
+// run's figures are stored as the text the service wrote (migration 0020).
 const FINISH_TRANSCRIPT_RUNS = prepared(
   'analysis_finish_transcript_runs',
   `with x as (
-     select * from jsonb_to_recordset($1::jsonb) as x(job_id bigint, attempts int, company_id uuid,
-       conversation_uuid uuid, run_id uuid, store boolean, status text, reason text, figures jsonb,
+     select * from json_to_recordset($1::json) as x(job_id bigint, attempts int, company_id uuid,
+       conversation_uuid uuid, run_id uuid, store boolean, status text, reason text, figures json,
        method text, event_type text, event jsonb, complete boolean)),
    stored as (update call_analyses a set status = x.status, reason = x.reason, figures = x.figures,
        method = x.method, updated_at = now()

@@ -1,6 +1,6 @@
 /** What the worker makes of a call: its analysis and its transcription. */
 import { sql } from 'drizzle-orm';
-import { bigint, check, foreignKey, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { bigint, check, foreignKey, json, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { conversations } from './calls.ts';
 import { createdAt, updatedAt } from './columns.ts';
 
@@ -21,8 +21,11 @@ export const callAnalyses = pgTable(
     runId: uuid('run_id').notNull(),
     /** The upload analysed when the source is a recording. */
     uploadId: bigint('upload_id', { mode: 'number' }),
-    /** The figures of decision 28 (duration_s … speech), null until ready. */
-    figures: jsonb('figures'),
+    /**
+     * The figures of decision 28 (duration_s … speech), null until ready: json, its text as the service wrote
+     * it, which GET one call writes into its answer as it is (migration 0020).
+     */
+    figures: json('figures'),
     /** The speech detector and decoder that made it (`energy`, `bundled ffmpeg …`), for operators. */
     method: text('method'),
     createdAt: createdAt(),

@@ -88,7 +88,11 @@ export const callReadRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
       },
     },
     async (request, reply) =>
-      sendWithJsonText(reply, await getVisibleCall(db, request.principal, request.params.id), ['transcript']),
+      sendWithJsonText(reply, await getVisibleCall(db, request.principal, request.params.id), [
+        'transcript',
+        'metadata',
+        'analysis',
+      ]),
   );
 
   app.delete(
