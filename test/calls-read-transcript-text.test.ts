@@ -107,6 +107,24 @@ for (const backend of BACKENDS) {
       assert.deepEqual((await read()).analysis, expected);
     });
 
+    it('answers an analysis not made yet with its status and every figure null (decision 28)', async () => {
+      const transcript = [{ role: 'agent', text: 'Hello.', start: 0, stop: 2.5 }];
+      const { id } = await makeCall(h, c, keys, { conversationId: 'text-5', transcript });
+      const expected = await analysisOf(h.services.database.db, c.id, id);
+      assert.equal(expected?.status, 'pending');
+      const res = await get(h, `/api/v1/calls/${id}`, keys.admin);
+      assert.equal(res.statusCode, 200, res.body);
+      const { analysis } = res.json();
+      assert.deepEqual(analysis, expected);
+      assert.deepEqual(
+        Object.entries(analysis).filter(([, v]) => v !== null),
+        [
+          ['status', 'pending'],
+          ['source', 'transcript'],
+        ],
+      );
+    });
+
     it('answers null for a call without a transcript', async () => {
       const { id } = await makeCall(h, c, keys, { conversationId: 'text-2' });
       const call = (await get(h, `/api/v1/calls/${id}`, keys.admin)).json();

@@ -1,8 +1,8 @@
 /**
  * A call's analysis (decision 28): queued when an upload of the call becomes ready (from the recording)
  * or when a transcript is sent for a call with no ready recording (from the transcript), run by the worker,
- * and read by `analysisOf` (GET one call: `analysisView` of its row). Each queueing starts a new run; only
- * the latest run's result is stored.
+ * and shown by GET one call as `analysisText` of its row (its stored figures written as they are;
+ * `analysisOf` reads one parsed). Each queueing starts a new run; only the latest run's result is stored.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../adapters/db/database.ts';
@@ -15,6 +15,7 @@ import {
   finishAnalysisRun,
   startAnalysisRun,
 } from '../../adapters/db/repositories/analyses.ts';
+import type { CallDetailRow } from '../../adapters/db/repositories/call-reads.ts';
 import type { CallRef } from '../../adapters/db/repositories/events.ts';
 import { findUploadWithConversation } from '../../adapters/db/repositories/uploads.ts';
 import { type Decoder, UndecodableError } from '../../adapters/decode/ffmpeg.ts';
@@ -286,9 +287,7 @@ export async function analysisOf(
  * are 51 kB, which parsed and serialized again were a third of what a call read allocated), or null when
  * none was ever queued (no row).
  */
-export function analysisText(
-  row: (Pick<CallAnalysis, 'status' | 'reason' | 'source'> & { figuresText: string | null }) | null,
-): JsonText<CallAnalysisView> | null {
+export function analysisText(row: CallDetailRow['analysis']): JsonText<CallAnalysisView> | null {
   if (!row) return null;
   const head = { status: row.status, reason: row.reason, source: row.source };
   if (row.status !== 'ready' || row.figuresText === null) {
