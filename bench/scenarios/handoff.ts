@@ -10,10 +10,12 @@ import type { DbKind, Settings } from '../lib/settings.ts';
 import { dbLabel, type ReadService, startReadServices } from './read-service.ts';
 import { compare, type PlannedEntry, requireRoute, type Scenario, type Side, using } from './scenario.ts';
 
-const WRITE = '/api/v1/call-handoff';
+/** The writer's path, and GET's without the id. */
+export const WRITE = '/api/v1/call-handoff';
 const READ = '/api/v1/call-handoff/{handoff_id}';
 const FINALIZE = '/api/v1/call-handoff/{handoff_id}/finalize';
-const BASELINE = 'bare node:http, fixed JSON';
+/** The baseline of every handoff read. */
+export const BASELINE = 'bare node:http, fixed JSON';
 
 /** Metadata of a realistic size: what a voice bot gathers during a call. */
 const METADATA = {
@@ -48,7 +50,7 @@ async function call(service: BenchService, method: string, path: string, body: u
 }
 
 /** A check of a GET answer: the record asked for, in the state expected, cacheable only when final. */
-function recordCheck(id: string, final: boolean, checkHeaders: boolean): ResponseCheck {
+export function recordCheck(id: string, final: boolean, checkHeaders: boolean): ResponseCheck {
   return (status, body, headers) => {
     if (status !== 200) return false;
     if (checkHeaders) {
@@ -72,7 +74,8 @@ function recordCheck(id: string, final: boolean, checkHeaders: boolean): Respons
 }
 
 const NAMES = { final: 'final', partial: 'partial' } as const;
-const TARGETS = { final: 0.6, partial: 0.4 } as const;
+/** The ratios a final and a partial read must reach. */
+export const TARGETS = { final: 0.6, partial: 0.4 } as const;
 const entryName = (db: DbKind, kind: keyof typeof NAMES) =>
   `4 GET call-handoff/{id}, ${kind} (${dbLabel(db)})`;
 const entries = (settings: Settings): PlannedEntry[] =>
@@ -85,7 +88,7 @@ const entries = (settings: Settings): PlannedEntry[] =>
   );
 
 /** Writes a partial record and a final one (created, patched, finalized); returns their ids and the final JSON. */
-async function writeRecords(service: BenchService) {
+export async function writeRecords(service: BenchService) {
   const partial = await call(service, 'POST', WRITE, { metadata: { ...METADATA, verified: false } }, 201);
   const done = await call(
     service,
@@ -103,7 +106,22 @@ async function writeRecords(service: BenchService) {
 }
 
 /** The two records of a service. */
-type Records = Awaited<ReturnType<typeof writeRecords>>;
+export type Records = Awaited<ReturnType<typeof writeRecords>>;
+
+/** A load side reading the service's final or partial record, each answer checked. */
+export function readSide(label: string, service: BenchService, records: Records, final: boolean): Side {
+  const id = final ? records.finalId : records.partialId;
+  return {
+    label,
+    pid: service.pid,
+    spec: {
+      url: service.url,
+      path: `${WRITE}/${id}`,
+      headers: records.headers,
+      check: recordCheck(id, final, true),
+    },
+  };
+}
 
 /** Scenario 4. */
 export const handoffScenario: Scenario = {
@@ -132,26 +150,8 @@ export const handoffScenario: Scenario = {
       if (!first) return services.flatMap(skipped);
       return using(startBaseline('bare-json.ts', { BODY: first.records.finalBody }), async (baseline) => {
         const sides: Side[] = running.flatMap(({ db, service, records }) => [
-          {
-            label: `service handoff GET final, ${dbLabel(db)}`,
-            pid: service.pid,
-            spec: {
-              url: service.url,
-              path: `${WRITE}/${records.finalId}`,
-              headers: records.headers,
-              check: recordCheck(records.finalId, true, true),
-            },
-          },
-          {
-            label: `service handoff GET partial, ${dbLabel(db)}`,
-            pid: service.pid,
-            spec: {
-              url: service.url,
-              path: `${WRITE}/${records.partialId}`,
-              headers: records.headers,
-              check: recordCheck(records.partialId, false, true),
-            },
-          },
+          readSide(`service handoff GET final, ${dbLabel(db)}`, service, records, true),
+          readSide(`service handoff GET partial, ${dbLabel(db)}`, service, records, false),
         ]);
         const finalId = first.records.finalId;
         const results = await compare(context, [

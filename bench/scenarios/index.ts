@@ -6,6 +6,7 @@ import { createEmbeddedScenario, createPostgresScenario } from './create.ts';
 import { firstStartScenario } from './first-start.ts';
 import { growthScenario } from './growth.ts';
 import { handoffScenario } from './handoff.ts';
+import { handoffFullCacheScenario } from './handoff-full-cache.ts';
 import { productsScenario } from './products.ts';
 import { recordingScenario } from './recording.ts';
 import type { Scenario } from './scenario.ts';
@@ -19,6 +20,7 @@ export const SCENARIOS: Scenario[] = [
   createPostgresScenario,
   createEmbeddedScenario,
   handoffScenario,
+  handoffFullCacheScenario,
   uploadScenario,
   growthScenario,
   analysisScenario,
