@@ -103,6 +103,7 @@ describe('bench report', () => {
       'create-pg',
       'create-embedded',
       'handoff',
+      'handoff-full-cache',
       'upload',
       'growth',
       'analysis',
