@@ -51,11 +51,13 @@ export function memoryFailureStore(windowMs: number, maxAddresses = 100_000): Au
         return;
       }
       if (windows.size >= maxAddresses) {
+        // Every window is windowMs long and a Map iterates in insertion order, so the windows come in the
+        // order they end: those that ended go, then, while still full (an address flood), the oldest. The
+        // scan stops at the first it keeps; it read every window before, 3.5 ms of the event loop per failure
+        // once 100,000 addresses were counted (issue 16).
         const now = Date.now();
-        for (const [a, x] of windows) if (x.endsAt <= now) windows.delete(a);
-        // Still full: an address flood; the oldest windows go (a Map iterates in insertion order).
-        for (const a of windows.keys()) {
-          if (windows.size < maxAddresses) break;
+        for (const [a, x] of windows) {
+          if (x.endsAt > now && windows.size < maxAddresses) break;
           windows.delete(a);
         }
       }
