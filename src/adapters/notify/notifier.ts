@@ -4,6 +4,8 @@
  * out in memory, so a thousand long polls cost one connection, not a thousand queries a second.
  */
 
+import { createStringMap } from '../cache/string-map.ts';
+
 /** The channel the `call_handoffs` trigger notifies; the payload is `<company_id>:<id>`. */
 export const HANDOFF_CHANNEL = 'call_handoff_changed';
 
@@ -49,7 +51,7 @@ function safely(listener: () => void): void {
 
 /** Makes an empty set of subscribers. */
 export function createFanOut(): FanOut {
-  const byKey = new Map<string, Set<() => void>>();
+  const byKey = createStringMap<Set<() => void>>();
   const any = new Set<(key: string | undefined) => void>();
   let size = 0;
   return {
@@ -86,7 +88,7 @@ export function createFanOut(): FanOut {
       for (const listener of [...any]) safely(() => listener(key));
     },
     dispatchAll() {
-      for (const set of [...byKey.values()]) for (const listener of [...set]) safely(listener);
+      for (const set of byKey.values()) for (const listener of [...set]) safely(listener);
       for (const listener of [...any]) safely(() => listener(undefined));
     },
     get size() {

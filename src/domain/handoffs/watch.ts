@@ -3,6 +3,7 @@
  * there is one subscription to its notifications and, per notification, one re-read whose result is
  * handed to every waiter: waiting costs no query until something changes.
  */
+import { createStringMap } from '../../adapters/cache/string-map.ts';
 import type { Db } from '../../adapters/db/database.ts';
 import { findHandoff, type HandoffRow } from '../../adapters/db/repositories/call-handoffs.ts';
 import type { ChangeNotifier } from '../../adapters/notify/notifier.ts';
@@ -28,7 +29,7 @@ interface Watch {
 
 /** Makes the watcher of one process. */
 export function createHandoffWatcher(db: Db, notifier: ChangeNotifier): HandoffWatcher {
-  const watches = new Map<string, Watch>();
+  const watches = createStringMap<Watch>();
 
   async function refresh(companyId: string, id: string, watch: Watch): Promise<void> {
     if (watch.reading) {
