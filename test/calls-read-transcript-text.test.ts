@@ -125,6 +125,31 @@ for (const backend of BACKENDS) {
       );
     });
 
+    it('answers a failed analysis with its reason and every figure null (decision 28)', async () => {
+      const transcript = [{ role: 'agent', text: 'Hello.', start: 0, stop: 2.5 }];
+      const { id } = await makeCall(h, c, keys, { conversationId: 'text-6', transcript });
+      // As the worker leaves a run it could not finish; figures a failed run never has are ignored.
+      await runBehindTheService(
+        h,
+        `update call_analyses set status = 'failed', reason = 'could not be decoded', figures = '{"duration_s": 9}'
+           where conversation_uuid = '${id}'`,
+      );
+      const expected = await analysisOf(h.services.database.db, c.id, id);
+      assert.equal(expected?.status, 'failed');
+      const res = await get(h, `/api/v1/calls/${id}`, keys.admin);
+      assert.equal(res.statusCode, 200, res.body);
+      const { analysis } = res.json();
+      assert.deepEqual(analysis, expected);
+      assert.deepEqual(
+        Object.entries(analysis).filter(([, v]) => v !== null),
+        [
+          ['status', 'failed'],
+          ['reason', 'could not be decoded'],
+          ['source', 'transcript'],
+        ],
+      );
+    });
+
     it('answers null for a call without a transcript', async () => {
       const { id } = await makeCall(h, c, keys, { conversationId: 'text-2' });
       const call = (await get(h, `/api/v1/calls/${id}`, keys.admin)).json();

@@ -10,7 +10,7 @@ import { startBaseline } from '../lib/baseline.ts';
 import { createScratchDatabase } from '../lib/postgres.ts';
 import { ratioEntry } from '../lib/report.ts';
 import { BENCH, type BenchService, startBenchService } from '../lib/service.ts';
-import { BASELINE, readSide, recordCheck, TARGETS, WRITE, writeRecords } from './handoff.ts';
+import { BASELINE, baselineSide, readSide, TARGETS, WRITE, writeRecords } from './handoff.ts';
 import { compare, requireRoute, type Scenario, type SideResult, SkipScenario, using } from './scenario.ts';
 
 /** The service's default capacity of the final-record cache. */
@@ -73,14 +73,7 @@ export const handoffFullCacheScenario: Scenario = {
           return using(startBaseline('bare-json.ts', { BODY: records.finalBody }), async (baseline) => {
             const [measured, base] = (await compare(context, [
               readSide('service handoff GET final, full cache', service, records, true),
-              {
-                label: BASELINE,
-                spec: {
-                  url: baseline.url,
-                  path: `${WRITE}/${records.finalId}`,
-                  check: recordCheck(records.finalId, true, false),
-                },
-              },
+              baselineSide(baseline.url, records.finalId),
             ])) as [SideResult, SideResult];
             return [
               ratioEntry({

@@ -50,7 +50,7 @@ async function call(service: BenchService, method: string, path: string, body: u
 }
 
 /** A check of a GET answer: the record asked for, in the state expected, cacheable only when final. */
-export function recordCheck(id: string, final: boolean, checkHeaders: boolean): ResponseCheck {
+function recordCheck(id: string, final: boolean, checkHeaders: boolean): ResponseCheck {
   return (status, body, headers) => {
     if (status !== 200) return false;
     if (checkHeaders) {
@@ -108,6 +108,14 @@ export async function writeRecords(service: BenchService) {
 /** The two records of a service. */
 export type Records = Awaited<ReturnType<typeof writeRecords>>;
 
+/** The bare server's side, answering the final record's JSON at the record's path (no headers to check). */
+export function baselineSide(url: string, finalId: string): Side {
+  return {
+    label: BASELINE,
+    spec: { url, path: `${WRITE}/${finalId}`, check: recordCheck(finalId, true, false) },
+  };
+}
+
 /** A load side reading the service's final or partial record, each answer checked. */
 export function readSide(label: string, service: BenchService, records: Records, final: boolean): Side {
   const id = final ? records.finalId : records.partialId;
@@ -154,17 +162,7 @@ export const handoffScenario: Scenario = {
           readSide(`service handoff GET partial, ${dbLabel(db)}`, service, records, false),
         ]);
         const finalId = first.records.finalId;
-        const results = await compare(context, [
-          ...sides,
-          {
-            label: BASELINE,
-            spec: {
-              url: baseline.url,
-              path: `${WRITE}/${finalId}`,
-              check: recordCheck(finalId, true, false),
-            },
-          },
-        ]);
+        const results = await compare(context, [...sides, baselineSide(baseline.url, finalId)]);
         const base = results[results.length - 1];
         if (!base) throw new Error('no baseline result');
         const baselineRow = { name: BASELINE, rps: base.rps, errors: base.errors };

@@ -13,6 +13,9 @@ import type { JsonText } from '../domain/json-text.ts';
 
 type WithJsonText<T, K extends keyof T> = Omit<T, K> & { [P in K]: JsonText<unknown> | null };
 
+/** What the route's serializer writes for a null field: null, or {} where the schema's object is not nullable. */
+const NULL_AS = ['null', '{}'];
+
 /**
  * Sends `value` as the route's JSON body of `status`, the JSON text of `fields` (in the order the schema
  * writes them) written as it is. Every free-form object of the answer must be one of `fields`: the rest,
@@ -38,7 +41,6 @@ export function sendWithJsonText<T, K extends keyof T & string>(
     const name = `,"${field}":`;
     const at = body.indexOf(name, from);
     if (at < 0) throw new Error(`the serializer wrote no ${field}`);
-    // What the serializer wrote for null: null, or {} where the schema's object is not nullable.
     const written = NULL_AS.find((shape) => body.startsWith(shape, at + name.length));
     if (!written) throw new Error(`the serializer wrote ${field} as neither null nor {}`);
     pieces.push(body.slice(from, at + name.length), ...text.parts);
@@ -52,5 +54,3 @@ export function sendWithJsonText<T, K extends keyof T & string>(
   for (const piece of pieces) written += out.write(piece, written);
   return reply.code(status).type('application/json; charset=utf-8').send(out);
 }
-
-const NULL_AS = ['null', '{}'];
