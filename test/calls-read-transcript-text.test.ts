@@ -107,22 +107,27 @@ for (const backend of BACKENDS) {
       assert.deepEqual((await read()).analysis, expected);
     });
 
-    it('answers an analysis not made yet with its status and every figure null (decision 28)', async () => {
-      const transcript = [{ role: 'agent', text: 'Hello.', start: 0, stop: 2.5 }];
-      const { id } = await makeCall(h, c, keys, { conversationId: 'text-5', transcript });
+    /** GET one call's analysis equals `analysisOf`'s, and only the members named are not null. */
+    async function assertAnalysisRead(id: string, status: string, notNull: [string, unknown][]) {
       const expected = await analysisOf(h.services.database.db, c.id, id);
-      assert.equal(expected?.status, 'pending');
+      assert.equal(expected?.status, status);
       const res = await get(h, `/api/v1/calls/${id}`, keys.admin);
       assert.equal(res.statusCode, 200, res.body);
       const { analysis } = res.json();
       assert.deepEqual(analysis, expected);
       assert.deepEqual(
         Object.entries(analysis).filter(([, v]) => v !== null),
-        [
-          ['status', 'pending'],
-          ['source', 'transcript'],
-        ],
+        notNull,
       );
+    }
+
+    it('answers an analysis not made yet with its status and every figure null (decision 28)', async () => {
+      const transcript = [{ role: 'agent', text: 'Hello.', start: 0, stop: 2.5 }];
+      const { id } = await makeCall(h, c, keys, { conversationId: 'text-5', transcript });
+      await assertAnalysisRead(id, 'pending', [
+        ['status', 'pending'],
+        ['source', 'transcript'],
+      ]);
     });
 
     it('answers a failed analysis with its reason and every figure null (decision 28)', async () => {
@@ -134,20 +139,11 @@ for (const backend of BACKENDS) {
         `update call_analyses set status = 'failed', reason = 'could not be decoded', figures = '{"duration_s": 9}'
            where conversation_uuid = '${id}'`,
       );
-      const expected = await analysisOf(h.services.database.db, c.id, id);
-      assert.equal(expected?.status, 'failed');
-      const res = await get(h, `/api/v1/calls/${id}`, keys.admin);
-      assert.equal(res.statusCode, 200, res.body);
-      const { analysis } = res.json();
-      assert.deepEqual(analysis, expected);
-      assert.deepEqual(
-        Object.entries(analysis).filter(([, v]) => v !== null),
-        [
-          ['status', 'failed'],
-          ['reason', 'could not be decoded'],
-          ['source', 'transcript'],
-        ],
-      );
+      await assertAnalysisRead(id, 'failed', [
+        ['status', 'failed'],
+        ['reason', 'could not be decoded'],
+        ['source', 'transcript'],
+      ]);
     });
 
     it('answers null for a call without a transcript', async () => {
