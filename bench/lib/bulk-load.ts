@@ -106,14 +106,21 @@ export async function fillConversations(
         }
       });
     }
-    // VACUUM too, so autovacuum does not wake up for these rows in the middle of a measurement.
-    await client.query('vacuum (analyze) conversations');
-    // Flush the load's dirty pages now rather than in a checkpoint during the measurement (superuser only).
-    await client.query('checkpoint').catch(() => {});
+    await settle(client, 'conversations');
     return await count();
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Ends a bulk load of `table`: VACUUM as well as ANALYZE, so autovacuum does not wake up for these rows in
+ * the middle of a measurement, then a checkpoint (superuser only), so the load's dirty pages (and the hint
+ * bits VACUUM set) are flushed now rather than by a checkpoint the load's WAL starts during the measurement.
+ */
+async function settle(client: pg.Client, table: 'conversations' | 'conversation_tags'): Promise<void> {
+  await client.query(`vacuum (analyze) ${table}`);
+  await client.query('checkpoint').catch(() => {});
 }
 
 /** Tags every `every`-th bulk call `team` = `blue` (the others `red`); returns how many are blue. */
@@ -137,7 +144,7 @@ export async function fillTags(
         [every],
       );
     });
-    await client.query('vacuum (analyze) conversation_tags');
+    await settle(client, 'conversation_tags');
     const blue = await client.query<{ n: string }>(
       `select count(*) as n from conversation_tags where key = 'team' and value #>> '{}' = 'blue'`,
     );
