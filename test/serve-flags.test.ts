@@ -5,7 +5,12 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { NO_PRETENURING, SERVE_HEAP_GROWING_PERCENT, SERVE_SEMI_SPACE_MB } from '../src/cli/heap-flags.ts';
+import {
+  NO_MAGLEV,
+  NO_PRETENURING,
+  SERVE_HEAP_GROWING_PERCENT,
+  SERVE_SEMI_SPACE_MB,
+} from '../src/cli/heap-flags.ts';
 import { freePort, servedProcEntry } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
@@ -13,6 +18,7 @@ const OURS = [
   `--max-semi-space-size=${SERVE_SEMI_SPACE_MB}`,
   `--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`,
   NO_PRETENURING,
+  NO_MAGLEV,
   '--liftoff-only',
 ];
 
@@ -33,7 +39,7 @@ describe('cqs serve memory flags', { skip: !existsSync('/proc/self/cmdline') && 
     );
   }
 
-  it('runs with its semi-space cap, heap growth, no pretenuring and Liftoff on the embedded database', async () => {
+  it('runs with its semi-space cap, heap growth, no pretenuring, no Maglev and Liftoff on the embedded database', async () => {
     const args = await servedArgs({});
     for (const flag of OURS) assert.ok(args.includes(flag), `${flag} in ${args.join(' ')}`);
   });

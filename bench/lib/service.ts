@@ -113,9 +113,16 @@ export async function startBenchService(options: ServiceOptions): Promise<BenchS
 
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const nodeArgs = options.cpuProfileDir
-    ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`, `--cpu-prof-name=${options.name}.cpuprofile`]
-    : [];
+  const nodeArgs = [
+    ...(process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
+    ...(options.cpuProfileDir
+      ? [
+          '--cpu-prof',
+          `--cpu-prof-dir=${options.cpuProfileDir}`,
+          `--cpu-prof-name=${options.name}.cpuprofile`,
+        ]
+      : []),
+  ];
   const child = spawnNode(
     options.name,
     MAIN,

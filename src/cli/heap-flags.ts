@@ -22,6 +22,16 @@
  *   1.7 s, and old objects pointing at young ones kept those alive through young collections too. The
  *   process then used 2.2-2.6 times the CPU per cached handoff read (64-76 µs against 27-33) for as long as
  *   it ran. Without allocation-site pretenuring none of 16 starts did, and the others ran as fast.
+ * - V8 has two optimising compilers: Maglev, which compiles a warm function quickly, and TurboFan, which
+ *   compiles a hot one well. Maglev's jobs run on background threads in zones of malloc'd memory (17.4 MB
+ *   of the malloc in use at the peak of the bench's call reads, by heaptrack), and every warm function of
+ *   a route is compiled twice. Without it, measured in the bench's scenarios on PostgreSQL in interleaved
+ *   runs: peak RSS 118-121 MB against 142-144 for product lists, 119-126 against 135-144 for handoff
+ *   reads, 137 against 144-148 with 10,000 handoff records cached, 129-132 against 150-152 for creates,
+ *   136 against 159 for creates with a webhook endpoint, 150-167 against 165-174 for call reads; a first
+ *   embedded start 291 MB against 325. Requests per second the same within the runs' noise, call reads
+ *   more (540-717 against 392-477): TurboFan's code for the hot path comes as soon, and no Maglev code
+ *   deoptimises on the way.
  * - The embedded database is PostgreSQL compiled to WebAssembly (9 MB). Optimising its hot functions with
  *   TurboFan took RSS from 200 MB to 790 MB for a few seconds at every start (the compiler's working
  *   memory, freed afterwards); Liftoff, V8's baseline compiler, runs it without that peak.
@@ -48,8 +58,18 @@ export const SERVE_HEAP_GROWING_PERCENT = 20;
 const LIFTOFF_ONLY = '--liftoff-only';
 /** Off: see the file's comment. */
 export const NO_PRETENURING = '--no-allocation-site-pretenuring';
+/** Off: see the file's comment. */
+export const NO_MAGLEV = '--no-maglev';
 /** The flags this file sets; an operator who gave any of them chose for themselves. */
-const OWN_FLAGS = [SEMI_SPACE, HEAP_GROWING, LIFTOFF_ONLY, NO_PRETENURING, '--allocation-site-pretenuring'];
+const OWN_FLAGS = [
+  SEMI_SPACE,
+  HEAP_GROWING,
+  LIFTOFF_ONLY,
+  NO_PRETENURING,
+  '--allocation-site-pretenuring',
+  NO_MAGLEV,
+  '--maglev',
+];
 
 /** Environment `cqs serve`'s new image gets, where the operator set none of it. */
 export const SERVE_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
@@ -60,6 +80,7 @@ export function serveFlags(env: NodeJS.ProcessEnv): string[] {
     `${SEMI_SPACE}=${SERVE_SEMI_SPACE_MB}`,
     `${HEAP_GROWING}=${SERVE_HEAP_GROWING_PERCENT}`,
     NO_PRETENURING,
+    NO_MAGLEV,
     ...(env.DATABASE_URL ? [] : [LIFTOFF_ONLY]),
   ];
 }
