@@ -10,6 +10,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import type { JsonText } from '../domain/json-text.ts';
+import { answerBuffer } from './answer-buffers.ts';
 
 type WithJsonText<T, K extends keyof T> = Omit<T, K> & { [P in K]: JsonText<unknown> | null };
 
@@ -49,7 +50,7 @@ export function sendWithJsonText<T, K extends keyof T & string>(
   pieces.push(body.slice(from));
   let size = 0;
   for (const piece of pieces) size += Buffer.byteLength(piece);
-  const out = Buffer.allocUnsafe(size);
+  const out = answerBuffer(reply, size);
   let written = 0;
   for (const piece of pieces) written += out.write(piece, written);
   return reply.code(status).type('application/json; charset=utf-8').send(out);
