@@ -17,7 +17,7 @@ import type { Harness } from './helpers/harness.ts';
 import { startListening } from './helpers/listening.ts';
 import { makeCall, type ReadKeys, readKeys } from './helpers/reads.ts';
 
-/** A transcript whose answer is 400-900 kB: over what loopback's socket buffers take from a paused client. */
+/** A transcript of `segments` segments: an answer of about 265 bytes a segment (1,000 → 265 kB, 2,000 → 530 kB). */
 function transcript(mark: string, segments: number) {
   return Array.from({ length: segments }, (_, i) => ({
     role: i % 2 === 0 ? 'agent' : 'customer',
@@ -27,7 +27,7 @@ function transcript(mark: string, segments: number) {
   }));
 }
 
-/** GET `path`; a slow client reads nothing for `pauseMs` after the headers, then reads 16 kB at a time. */
+/** GET `path`; the client reads nothing for `pauseMs` after the headers, or with `abort` goes away at them. */
 function read(
   baseUrl: string,
   path: string,

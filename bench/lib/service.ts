@@ -15,6 +15,8 @@ import { type Child, runNode, spawnNode, waitForHttp } from './process.ts';
 export const MAIN = process.env.BENCH_SERVICE_DIR
   ? join(process.env.BENCH_SERVICE_DIR, 'src/cli/main.ts')
   : new URL('../../src/cli/main.ts', import.meta.url).pathname;
+/** Node arguments of every service under test (BENCH_NODE_ARGS, split at spaces: V8 flags to compare). */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 
 /** The bench company's names. */
 export const BENCH = {
@@ -114,7 +116,7 @@ export async function startBenchService(options: ServiceOptions): Promise<BenchS
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const nodeArgs = [
-    ...(process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
+    ...NODE_ARGS,
     ...(options.cpuProfileDir
       ? [
           '--cpu-prof',

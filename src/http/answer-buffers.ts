@@ -35,14 +35,13 @@ function capacityFor(size: number): number {
 export function answerBuffer(reply: FastifyReply, size: number): Buffer {
   if (size < MIN || size > MAX) return Buffer.allocUnsafe(size);
   const capacity = capacityFor(size);
-  let store = free.get(capacity)?.pop();
-  if (store) freeBytes -= capacity;
-  else store = Buffer.allocUnsafeSlow(capacity);
-  const kept = store;
+  const reused = free.get(capacity)?.pop();
+  if (reused) freeBytes -= capacity;
+  const store = reused ?? Buffer.allocUnsafeSlow(capacity);
   reply.raw.once('finish', () => {
     if (freeBytes + capacity > MAX_FREE_BYTES) return;
     const list = free.get(capacity) ?? [];
-    list.push(kept);
+    list.push(store);
     free.set(capacity, list);
     freeBytes += capacity;
   });
