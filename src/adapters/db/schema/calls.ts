@@ -16,14 +16,14 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { products, users } from './access.ts';
-import { createdAt, updatedAt } from './columns.ts';
+import { createdAt, timeOrderedId, updatedAt } from './columns.ts';
 
 /** A call: unique by (agent user, conversation_id) within a company. */
 export const conversations = pgTable(
   'conversations',
   {
     companyId: uuid('company_id').notNull(),
-    id: uuid('id').notNull().defaultRandom(),
+    id: timeOrderedId(),
     agentUserId: uuid('agent_user_id').notNull(),
     conversationId: text('conversation_id').notNull(),
     /** Null for a call that call/start created until a call/create on the same pair sets one. */

@@ -17,7 +17,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { companies } from './access.ts';
-import { createdAt, updatedAt } from './columns.ts';
+import { createdAt, timeOrderedId, updatedAt } from './columns.ts';
 
 /** PostgreSQL's 64-bit transaction id (`xid8`), kept as its decimal text: it does not fit a JS number. */
 const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
@@ -33,7 +33,7 @@ export const events = pgTable(
     companyId: uuid('company_id')
       .notNull()
       .references(() => companies.id),
-    id: uuid('id').notNull().defaultRandom(),
+    id: timeOrderedId(),
     /** The transaction that wrote the event (pg_current_xact_id(), the top-level id in a savepoint). */
     txid: xid8('txid').notNull().default(sql`pg_current_xact_id()`),
     /** The order of events within one transaction. */
@@ -93,7 +93,7 @@ export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
     companyId: uuid('company_id').notNull(),
-    id: uuid('id').notNull().defaultRandom(),
+    id: timeOrderedId(),
     endpointId: uuid('endpoint_id').notNull(),
     eventId: text('event_id').notNull(),
     eventType: text('event_type').notNull(),

@@ -13,7 +13,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { conversations } from './calls.ts';
-import { createdAt, updatedAt } from './columns.ts';
+import { createdAt, timeOrderedId, updatedAt } from './columns.ts';
 
 /**
  * A call-handoff record. Immutability once final is enforced by a trigger (see the migrations), not only
@@ -23,7 +23,7 @@ export const callHandoffs = pgTable(
   'call_handoffs',
   {
     companyId: uuid('company_id').notNull(),
-    id: uuid('id').notNull().defaultRandom(),
+    id: timeOrderedId(),
     conversationUuid: uuid('conversation_uuid'),
     metadata: jsonb('metadata').notNull().default({}),
     final: boolean('final').notNull().default(false),
