@@ -1,5 +1,5 @@
 /**
- * The ids of calls, handoff records and events are UUIDs of version 7 (migration 0021): the time of their
+ * The ids of calls, handoff records, events and webhook deliveries are UUIDs of version 7 (migration 0021): the time of their
  * making in the first 48 bits, so new rows land at one end of the indexes that hold them, and ids made later
  * sort after ids made earlier (in a later millisecond).
  */
@@ -31,11 +31,12 @@ for (const backend of BACKENDS) {
   describe(`time-ordered ids (${backend})`, () => {
     let h: Harness;
     before(async () => {
-      h = await startHarness(backend);
+      // Loopback endpoints for the deliveries; nothing is sent (no worker).
+      h = await startHarness(backend, { WEBHOOK_ALLOW_PRIVATE: 'true' });
     });
     after(() => h.close());
 
-    it('gives calls, handoff records and events ids that sort by when they were made', async () => {
+    it('gives calls, handoff records, events and deliveries ids that sort by when they were made', async () => {
       const c = await h.company();
       const keys = await readKeys(c);
       const from = Date.now();
@@ -66,6 +67,28 @@ for (const backend of BACKENDS) {
         from,
         to,
       );
+
+      const webhooksKey = (await c.addKey(c.admin.id, ['webhooks'])).key;
+      const endpoint = await h.request({
+        method: 'POST',
+        url: '/api/v1/webhooks',
+        key: webhooksKey,
+        body: { url: 'http://127.0.0.1:9/hook' },
+      });
+      assert.equal(endpoint.statusCode, 201, endpoint.body);
+      const url = `/api/v1/webhooks/${endpoint.json().id}`;
+      const sentFrom = Date.now();
+      for (let i = 0; i < 2; i++) {
+        const sent = await h.request({ method: 'POST', url: `${url}/test`, key: webhooksKey });
+        assert.equal(sent.statusCode, 202, sent.body);
+        await sleep(3);
+      }
+      const log = await h.request({ method: 'GET', url: `${url}/deliveries`, key: webhooksKey });
+      assert.equal(log.statusCode, 200, log.body);
+      // The log lists the newest first.
+      const deliveries = (log.json().deliveries as { id: string }[]).map((d) => d.id).reverse();
+      assert.equal(deliveries.length, 2);
+      assertTimeOrdered(deliveries, sentFrom, Date.now());
     });
   });
 }
