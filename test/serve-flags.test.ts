@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import {
-  MEMORY_SAVER,
   NO_MAGLEV,
   NO_PRETENURING,
   SERVE_HEAP_GROWING_PERCENT,
@@ -20,7 +19,6 @@ const OURS = [
   `--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`,
   NO_PRETENURING,
   NO_MAGLEV,
-  MEMORY_SAVER,
   '--liftoff-only',
 ];
 
@@ -41,7 +39,7 @@ describe('cqs serve memory flags', { skip: !existsSync('/proc/self/cmdline') && 
     );
   }
 
-  it('runs with its semi-space cap, heap growth, no pretenuring, no Maglev, memory saver mode and Liftoff on the embedded database', async () => {
+  it('runs with its semi-space cap, heap growth, no pretenuring, no Maglev and Liftoff on the embedded database', async () => {
     const args = await servedArgs({});
     for (const flag of OURS) assert.ok(args.includes(flag), `${flag} in ${args.join(' ')}`);
   });

@@ -32,12 +32,6 @@
  *   embedded start 291 MB against 325. Requests per second the same within the runs' noise, call reads
  *   more (540-717 against 392-477): TurboFan's code for the hot path comes as soon, and no Maglev code
  *   deoptimises on the way.
- * - V8's memory saver mode (which Chrome turns on for tabs it wants small) makes every full collection one
- *   that reduces memory: it compacts sparse pages and gives the freed ones back at once. Under the bench's call
- *   reads on PostgreSQL, peak RSS 136.8-143.8 MB (median 137.3) against 148.3-153.6 (median 152.7) in five
- *   interleaved pairs, idle 1-6 MB less; call reads per second 7 % fewer on average (432-658 against
- *   563-636), and the same CPU per request within the noise for product lists and cached handoff records
- *   (22.7-27.3 µs against 22.5-26.1, and 29.1-35.9 against 34.4-50.6).
  * - The embedded database is PostgreSQL compiled to WebAssembly (9 MB). Optimising its hot functions with
  *   TurboFan took RSS from 200 MB to 790 MB for a few seconds at every start (the compiler's working
  *   memory, freed afterwards); Liftoff, V8's baseline compiler, runs it without that peak.
@@ -66,8 +60,6 @@ const LIFTOFF_ONLY = '--liftoff-only';
 export const NO_PRETENURING = '--no-allocation-site-pretenuring';
 /** Off: see the file's comment. */
 export const NO_MAGLEV = '--no-maglev';
-/** On: see the file's comment. */
-export const MEMORY_SAVER = '--memory-saver-mode';
 /** The flags this file sets; an operator who gave any of them chose for themselves. */
 const OWN_FLAGS = [
   SEMI_SPACE,
@@ -77,8 +69,6 @@ const OWN_FLAGS = [
   '--allocation-site-pretenuring',
   NO_MAGLEV,
   '--maglev',
-  MEMORY_SAVER,
-  '--no-memory-saver-mode',
 ];
 
 /** Environment `cqs serve`'s new image gets, where the operator set none of it. */
@@ -91,7 +81,6 @@ export function serveFlags(env: NodeJS.ProcessEnv): string[] {
     `${HEAP_GROWING}=${SERVE_HEAP_GROWING_PERCENT}`,
     NO_PRETENURING,
     NO_MAGLEV,
-    MEMORY_SAVER,
     ...(env.DATABASE_URL ? [] : [LIFTOFF_ONLY]),
   ];
 }
