@@ -1,7 +1,7 @@
 /**
- * The ids of calls, handoff records, events and webhook deliveries are UUIDs of version 7 (migration 0021): the time of their
- * making in the first 48 bits, so new rows land at one end of the indexes that hold them, and ids made later
- * sort after ids made earlier (in a later millisecond).
+ * The ids of calls, handoff records, events and webhook deliveries are UUIDs of version 7 (migration 0021):
+ * the time of their making in the first 48 bits, so new rows land at one end of the indexes that hold them,
+ * and ids made later sort after ids made earlier (in a later millisecond).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
