@@ -1,14 +1,16 @@
 /**
  * Fills the service's `conversations` table straight through SQL (INSERT … SELECT generate_series), in
  * chunks, then VACUUM ANALYZE — so the growth and list scenarios can start from a million stored calls in
- * seconds. `fillTags` then tags a share of them, for the list's tag filter.
+ * seconds. `fillTags` then tags a share of them, for the list's tag filter; `fillEvents` fills the event
+ * log for the feed's scenario.
  *
  * Only on the bench's scratch databases, while nothing else writes: the secondary indexes are dropped for
  * the load and built again after it (a sorted build instead of a million scattered inserts into eight
  * b-trees), and the foreign-key triggers are skipped (`session_replication_role = replica`, when the role
  * may set it) because every row is made valid by construction: the company's agent and product exist.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { withClient } from './postgres.ts';
 
 /** Who the bulk rows belong to: the bench company's agent and product. */
 export interface BulkOwner {
@@ -28,6 +30,17 @@ const TRANSCRIPT = JSON.stringify([
     stop: 7.2,
   },
 ]);
+
+/** The one active user of `email`: the bulk rows' agent and company. */
+async function agentOf(client: pg.Client, email: string): Promise<{ company_id: string; id: string }> {
+  const who = await client.query<{ company_id: string; id: string }>(
+    'select company_id, id from users where lower(email) = lower($1) and active',
+    [email],
+  );
+  const agent = who.rows[0];
+  if (!agent || who.rows.length !== 1) throw new Error(`expected one agent ${email}`);
+  return agent;
+}
 
 /** Session settings for a bulk load: commits need not wait for the disk, index builds get memory. */
 async function bulkSession(client: pg.Client): Promise<void> {
@@ -74,15 +87,8 @@ export async function fillConversations(
   total: number,
   log: (message: string) => void,
 ): Promise<number> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const who = await client.query<{ company_id: string; id: string }>(
-      'select company_id, id from users where lower(email) = lower($1) and active',
-      [owner.agentEmail],
-    );
-    const agent = who.rows[0];
-    if (!agent || who.rows.length !== 1) throw new Error(`expected one agent ${owner.agentEmail}`);
+  return withClient(databaseUrl, async (client) => {
+    const agent = await agentOf(client, owner.agentEmail);
     const count = async () =>
       Number((await client.query<{ n: string }>('select count(*) as n from conversations')).rows[0]?.n);
     let stored = await count();
@@ -108,9 +114,7 @@ export async function fillConversations(
     }
     await settle(client, 'conversations');
     return await count();
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /**
@@ -118,7 +122,10 @@ export async function fillConversations(
  * the middle of a measurement, then a checkpoint (superuser only), so the load's dirty pages (and the hint
  * bits VACUUM set) are flushed now rather than by a checkpoint the load's WAL starts during the measurement.
  */
-async function settle(client: pg.Client, table: 'conversations' | 'conversation_tags'): Promise<void> {
+async function settle(
+  client: pg.Client,
+  table: 'conversations' | 'conversation_tags' | 'events',
+): Promise<void> {
   await client.query(`vacuum (analyze) ${table}`);
   await client.query('checkpoint').catch(() => {});
 }
@@ -129,9 +136,7 @@ export async function fillTags(
   every: number,
   log: (message: string) => void,
 ): Promise<number> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
+  return withClient(databaseUrl, async (client) => {
     const started = performance.now();
     await bulkSession(client);
     await withIndexesBuiltAfter(client, 'conversation_tags', log, async () => {
@@ -150,7 +155,58 @@ export async function fillTags(
     );
     log(`bulk tags: done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     return Number(blue.rows[0]?.n);
-  } finally {
-    await client.end();
-  }
+  });
+}
+
+/** Events per loading transaction: each transaction has its own id, as the service's writes do. */
+const EVENTS_PER_TRANSACTION = 1000;
+/** Every how many events one is `call.deleted` (the rare type the feed's type filter asks for). */
+export const RARE_EVENT_EVERY = 100;
+/** The rare type. */
+export const RARE_EVENT_TYPE = 'call.deleted';
+
+/**
+ * Adds `total` events of the company of `owner` to the log: `call.created` and `analysis.ready` in turn, every
+ * RARE_EVENT_EVERY-th one RARE_EVENT_TYPE, with the data the service writes for them, created over the last
+ * ten days (well inside the default retention of 30), in transactions of EVENTS_PER_TRANSACTION so their
+ * positions (transaction id, sequence) look like those of many writes. Returns how many events it added.
+ */
+export async function fillEvents(
+  databaseUrl: string,
+  owner: BulkOwner,
+  total: number,
+  log: (message: string) => void,
+): Promise<number> {
+  return withClient(databaseUrl, async (client) => {
+    const companyId = (await agentOf(client, owner.agentEmail)).company_id;
+    const started = performance.now();
+    await bulkSession(client);
+    await withIndexesBuiltAfter(client, 'events', log, async () => {
+      for (let from = 1; from <= total; from += EVENTS_PER_TRANSACTION) {
+        const to = Math.min(total, from + EVENTS_PER_TRANSACTION - 1);
+        await client.query(
+          `insert into events (company_id, type, data, created_at)
+           select $1, t.type,
+                  jsonb_build_object('call_id', gen_random_uuid(), 'conversation_id', 'bulk-' || g,
+                    'agent_email', $2::text)
+                  || case t.type
+                       when 'call.created' then jsonb_build_object('state', 'stopped')
+                       when 'analysis.ready' then jsonb_build_object('status', 'ready', 'source', 'transcript')
+                       else '{}'::jsonb
+                     end,
+                  now() - interval '10 days' * (1 - g::float8 / $3)
+           from generate_series($4::bigint, $5::bigint) as g,
+                lateral (select case when g % $6::bigint = 0 then $7::text
+                                     when g % 2 = 0 then 'analysis.ready' else 'call.created' end as type) t
+           order by g`,
+          [companyId, owner.agentEmail, total, from, to, RARE_EVENT_EVERY, RARE_EVENT_TYPE],
+        );
+        if (to % 100_000 === 0 || to === total) {
+          log(`bulk events: ${to} of ${total} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+        }
+      }
+    });
+    await settle(client, 'events');
+    return total;
+  });
 }

@@ -43,7 +43,7 @@ export interface Settings {
   uploadBytes: number;
   /** Sequential uploads per side of the upload scenario. */
   uploads: number;
-  /** Calls stored for the list scenario (1 million by default). */
+  /** Calls stored for the list scenario, and events for the event feed's (1 million by default). */
   listRows: number;
   /** Bytes of the recording of the download scenario. */
   downloadBytes: number;

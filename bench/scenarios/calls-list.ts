@@ -5,31 +5,17 @@
  * (`product_id`) and with a tag filter (`tag=team:blue`, 10 % of the calls). First and deep pages alternate
  * in short slices, so both see the same background load of a shared machine.
  */
-import pg from 'pg';
 import { encodeCursor } from '../../src/domain/calls/list-query.ts';
 import { fillConversations, fillTags } from '../lib/bulk-load.ts';
 import type { ResponseCheck } from '../lib/load.ts';
-import { createScratchDatabase } from '../lib/postgres.ts';
-import { growthEntry, latencyEntry, type ScenarioEntry } from '../lib/report.ts';
-import { startBenchService } from '../lib/service.ts';
+import { withClient } from '../lib/postgres.ts';
+import type { ScenarioEntry } from '../lib/report.ts';
 import type { Settings } from '../lib/settings.ts';
 import { shortCount } from './growth.ts';
-import {
-  compare,
-  type PlannedEntry,
-  requireRoute,
-  type Scenario,
-  type SideResult,
-  SkipScenario,
-  using,
-} from './scenario.ts';
+import { DEPTH, firstVsDeep, PAGE_TARGETS } from './pages.ts';
+import { type PlannedEntry, requireRoute, type Scenario, withScratchService } from './scenario.ts';
 
 const PATH = '/api/v1/calls';
-const MAX_DEEP_RATIO = 1.25;
-const MAX_FILTERED_P50_MS = 10;
-const ROUNDS = 5;
-/** Where the deep page starts, as a share of the list. */
-const DEPTH = 0.9;
 
 /** The three lists measured: their name and query (besides limit and cursor). */
 const LISTS = (productId: number) => [
@@ -54,11 +40,9 @@ const entries = (settings: Settings): PlannedEntry[] => {
     {
       name: names.deep(label),
       baseline: `first page, ${label}`,
-      target: `p99 ≤ ${MAX_DEEP_RATIO.toFixed(2)}×`,
+      target: PAGE_TARGETS.deep,
     },
-    ...(id === 'all'
-      ? []
-      : [{ name: names.first(label), baseline: '—', target: `p50 ≤ ${MAX_FILTERED_P50_MS} ms` }]),
+    ...(id === 'all' ? [] : [{ name: names.first(label), baseline: '—', target: PAGE_TARGETS.first }]),
   ]);
 };
 
@@ -66,10 +50,8 @@ const entries = (settings: Settings): PlannedEntry[] => {
 const check: ResponseCheck = (status, body) => status === 200 && (JSON.parse(body).calls?.length ?? 0) === 50;
 
 /** The cursor after the call at `offset` in the list's order (newest start_time first, then id). */
-async function cursorAt(databaseUrl: string, offset: number): Promise<string> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
+function cursorAt(databaseUrl: string, offset: number): Promise<string> {
+  return withClient(databaseUrl, async (client) => {
     const { rows } = await client.query<{ start_time: number; id: string }>(
       'select start_time, id from conversations order by start_time desc, id desc offset $1 limit 1',
       [offset],
@@ -77,77 +59,40 @@ async function cursorAt(databaseUrl: string, offset: number): Promise<string> {
     const row = rows[0];
     if (!row) throw new Error(`no call at offset ${offset}`);
     return encodeCursor({ startTime: Number(row.start_time), id: row.id });
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /** Scenario 8. */
 export const callsListScenario: Scenario = {
   id: 'calls-list',
   entries,
-  async run(context) {
+  run(context) {
     const { settings } = context;
-    if (!context.postgres) throw new SkipScenario('PostgreSQL not reachable');
-    const db = await createScratchDatabase(settings.postgresUrl, 'calls-list');
-    try {
-      return await using(
-        startBenchService({ name: 'calls-list', databaseUrl: db.url, cpuProfileDir: settings.cpuProfileDir }),
-        async (service) => {
-          requireRoute(service, 'GET', PATH);
-          const owner = { agentEmail: service.agentEmail, productId: service.productId };
-          const stored = await fillConversations(db.url, owner, settings.listRows, (m) => context.log(m));
-          await fillTags(db.url, 10, (m) => context.log(m));
-          // Deep in the list, yet with far more than a page of blue calls after it.
-          const cursor = await cursorAt(db.url, Math.floor(stored * DEPTH));
-          const names = entryNames(settings);
-          const headers = { authorization: `Bearer ${service.readerKey}` };
-          const out: ScenarioEntry[] = [];
-          for (const { id, label, query } of LISTS(service.productId)) {
-            const spec = (path: string) => ({
-              url: service.url,
-              path,
-              headers,
-              check,
-              connections: settings.growthConnections,
-            });
-            const [first, deep] = (await compare(
-              context,
-              [
-                { label: `first page, ${label}`, pid: service.pid, spec: spec(`${PATH}?limit=50${query}`) },
-                {
-                  label: `deep page, ${label}`,
-                  pid: service.pid,
-                  spec: spec(`${PATH}?limit=50${query}&cursor=${cursor}`),
-                },
-              ],
-              ROUNDS,
-            )) as [SideResult, SideResult];
-            out.push(
-              growthEntry({
-                name: names.deep(label),
-                service: deep,
-                earlier: { ...first, name: `first page, ${label}` },
-                which: 'p99_ms',
-                maxRatio: MAX_DEEP_RATIO,
-              }),
-            );
-            if (id !== 'all') {
-              out.push(
-                latencyEntry({
-                  name: names.first(label),
-                  service: first,
-                  which: 'p50_ms',
-                  maxMs: MAX_FILTERED_P50_MS,
-                }),
-              );
-            }
-          }
-          return out;
-        },
-      );
-    } finally {
-      await db.drop();
-    }
+    return withScratchService(context, 'calls-list', async (service, db) => {
+      requireRoute(service, 'GET', PATH);
+      const owner = { agentEmail: service.agentEmail, productId: service.productId };
+      const stored = await fillConversations(db.url, owner, settings.listRows, (m) => context.log(m));
+      await fillTags(db.url, 10, (m) => context.log(m));
+      // Deep in the list, yet with far more than a page of blue calls after it.
+      const cursor = await cursorAt(db.url, Math.floor(stored * DEPTH));
+      const names = entryNames(settings);
+      const headers = { authorization: `Bearer ${service.readerKey}` };
+      const out: ScenarioEntry[] = [];
+      for (const { id, label, query } of LISTS(service.productId)) {
+        out.push(
+          ...(await firstVsDeep(context, service, {
+            label,
+            firstLabel: 'first page',
+            firstPath: `${PATH}?limit=50${query}`,
+            deepPath: `${PATH}?limit=50${query}&cursor=${cursor}`,
+            headers,
+            check,
+            deepName: names.deep(label),
+            firstName: id === 'all' ? undefined : names.first(label),
+          })),
+        );
+      }
+      return out;
+    });
   },
 };

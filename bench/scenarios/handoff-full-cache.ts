@@ -7,11 +7,17 @@
 import pg from 'pg';
 import { loadConfig } from '../../src/config/config.ts';
 import { startBaseline } from '../lib/baseline.ts';
-import { createScratchDatabase } from '../lib/postgres.ts';
 import { ratioEntry } from '../lib/report.ts';
-import { BENCH, type BenchService, startBenchService } from '../lib/service.ts';
+import { BENCH, type BenchService } from '../lib/service.ts';
 import { BASELINE, baselineSide, readSide, TARGETS, WRITE, writeRecords } from './handoff.ts';
-import { compare, requireRoute, type Scenario, type SideResult, SkipScenario, using } from './scenario.ts';
+import {
+  compare,
+  requireRoute,
+  type Scenario,
+  type SideResult,
+  using,
+  withScratchService,
+} from './scenario.ts';
 
 /** The service's default capacity of the final-record cache. */
 const CAPACITY = loadConfig({}).handoffCacheSize;
@@ -54,40 +60,27 @@ async function readAll(service: BenchService, ids: readonly string[], headers: R
 export const handoffFullCacheScenario: Scenario = {
   id: 'handoff-full-cache',
   entries: () => [{ name: NAME, baseline: BASELINE, target: `≥ ${TARGETS.final.toFixed(2)}` }],
-  async run(context) {
-    if (!context.postgres) throw new SkipScenario('PostgreSQL not reachable');
-    const db = await createScratchDatabase(context.settings.postgresUrl, 'handoff_full');
-    try {
-      return await using(
-        startBenchService({
-          name: 'handoff-full-cache',
-          databaseUrl: db.url,
-          cpuProfileDir: context.settings.cpuProfileDir,
-        }),
-        async (service) => {
-          requireRoute(service, 'GET', `${WRITE}/{handoff_id}`);
-          const records = await writeRecords(service);
-          // The others first, the polled one last: it is then the most recent of a full cache.
-          await readAll(service, await storeFinalRecords(db.url, CAPACITY - 1), records.headers);
-          await readAll(service, [records.finalId], records.headers);
-          return using(startBaseline('bare-json.ts', { BODY: records.finalBody }), async (baseline) => {
-            const [measured, base] = (await compare(context, [
-              readSide('service handoff GET final, full cache', service, records, true),
-              baselineSide(baseline.url, records.finalId),
-            ])) as [SideResult, SideResult];
-            return [
-              ratioEntry({
-                name: NAME,
-                service: measured,
-                baseline: { name: BASELINE, rps: base.rps, errors: base.errors },
-                minRatio: TARGETS.final,
-              }),
-            ];
-          });
-        },
-      );
-    } finally {
-      await db.drop();
-    }
+  run(context) {
+    return withScratchService(context, 'handoff-full-cache', async (service, db) => {
+      requireRoute(service, 'GET', `${WRITE}/{handoff_id}`);
+      const records = await writeRecords(service);
+      // The others first, the polled one last: it is then the most recent of a full cache.
+      await readAll(service, await storeFinalRecords(db.url, CAPACITY - 1), records.headers);
+      await readAll(service, [records.finalId], records.headers);
+      return using(startBaseline('bare-json.ts', { BODY: records.finalBody }), async (baseline) => {
+        const [measured, base] = (await compare(context, [
+          readSide('service handoff GET final, full cache', service, records, true),
+          baselineSide(baseline.url, records.finalId),
+        ])) as [SideResult, SideResult];
+        return [
+          ratioEntry({
+            name: NAME,
+            service: measured,
+            baseline: { name: BASELINE, rps: base.rps, errors: base.errors },
+            minRatio: TARGETS.final,
+          }),
+        ];
+      });
+    });
   },
 };

@@ -3,6 +3,7 @@ import { analysisScenario } from './analysis.ts';
 import { callDetailScenario } from './call-detail.ts';
 import { callsListScenario } from './calls-list.ts';
 import { createEmbeddedScenario, createPostgresScenario } from './create.ts';
+import { eventsFeedScenario } from './events-feed.ts';
 import { firstStartScenario } from './first-start.ts';
 import { growthScenario } from './growth.ts';
 import { handoffScenario } from './handoff.ts';
@@ -28,4 +29,5 @@ export const SCENARIOS: Scenario[] = [
   callDetailScenario,
   recordingScenario,
   webhooksScenario,
+  eventsFeedScenario,
 ];

@@ -1,7 +1,9 @@
 /** What a scenario is, what it is given, and the helpers every scenario uses. */
 import { type LoadResult, type LoadSpec, type RawPhase, runPhase, summarize, warmUp } from '../lib/load.ts';
+import { createScratchDatabase, type ScratchDatabase } from '../lib/postgres.ts';
 import type { Measured, ScenarioEntry } from '../lib/report.ts';
 import { readPeakRssMb, readRssMb, sampleRss } from '../lib/rss.ts';
+import { type BenchService, startBenchService } from '../lib/service.ts';
 import type { Settings } from '../lib/settings.ts';
 
 /** What every scenario is given. */
@@ -130,5 +132,26 @@ export async function using<T extends { stop(): Promise<void> }, R>(
     return await work(it);
   } finally {
     await it.stop();
+  }
+}
+
+/**
+ * Runs `work` with the service started on a new scratch PostgreSQL database (skipped when the server does
+ * not answer); stops the service and drops the database whatever happens.
+ */
+export async function withScratchService<R>(
+  context: BenchContext,
+  name: string,
+  work: (service: BenchService, db: ScratchDatabase) => Promise<R>,
+): Promise<R> {
+  if (!context.postgres) throw new SkipScenario('PostgreSQL not reachable');
+  const db = await createScratchDatabase(context.settings.postgresUrl, name);
+  try {
+    return await using(
+      startBenchService({ name, databaseUrl: db.url, cpuProfileDir: context.settings.cpuProfileDir }),
+      (service) => work(service, db),
+    );
+  } finally {
+    await db.drop();
   }
 }
