@@ -2,9 +2,10 @@
  * Scenario 12: the event feed's pull side, GET /api/v1/events, on PostgreSQL with a company whose log holds
  * BENCH_LIST_ROWS events (1 million by default), one connection (BENCH_GROWTH_CONNECTIONS), so latency is
  * the cost of a poll: a page of 100 from the oldest event and one 90 % deep (a position is an index key:
- * it should cost what the first does), the same with a type filter that 1 % of the events match, and a
- * poll at the head of the log where nothing new has come (what a caught-up reader sends most). First and
- * deep pages alternate in short slices, so both see the same background load of a shared machine.
+ * it should cost what the first does), the same with a type filter that 1 % of the events match, a poll
+ * at the head of the log where nothing new has come (what a caught-up reader sends most), and a poll from
+ * the oldest for a type no event has (the most a type filter can cost: an empty page after the whole log).
+ * First and deep pages alternate in short slices, so both see the same background load of a shared machine.
  */
 import { encodeCursor } from '../../src/domain/events/feed.ts';
 import { fillEvents, RARE_EVENT_EVERY, RARE_EVENT_TYPE } from '../lib/bulk-load.ts';
@@ -28,6 +29,9 @@ const FEEDS = [
   },
 ];
 
+/** A type none of the bulk events has: a poll for it reads the whole log unless an index has the type. */
+const ABSENT_TYPE = 'webhook.disabled';
+
 const entryNames = (settings: Settings) => {
   const how = `PostgreSQL, ${shortCount(settings.listRows)} events, ${settings.growthConnections} conn.`;
   return {
@@ -35,6 +39,7 @@ const entryNames = (settings: Settings) => {
       `12 events: limit=${LIMIT} ${label}, page ${DEPTH * 100}% deep vs the oldest, p99 (${how})`,
     first: (label: string) => `12 events: limit=${LIMIT} ${label}, page from the oldest, p50 (${how})`,
     head: `12 events: poll at the head, nothing new, p50 (${how})`,
+    absent: `12 events: type=${ABSENT_TYPE} (no event has it) from the oldest, p50 (${how})`,
   };
 };
 
@@ -50,6 +55,7 @@ const entries = (settings: Settings): PlannedEntry[] => {
       { name: names.first(label), baseline: '—', target: PAGE_TARGETS.first },
     ]),
     { name: names.head, baseline: '—', target: PAGE_TARGETS.first },
+    { name: names.absent, baseline: '—', target: PAGE_TARGETS.first },
   ];
 };
 
@@ -105,19 +111,26 @@ export const eventsFeedScenario: Scenario = {
           })),
         );
       }
+      // Empty pages: at the head of the log, and of a type no event has (from the oldest).
       const headCursor = await cursorAt(db.url);
-      const head = await measure(context, {
-        label: 'poll at the head',
-        pid: service.pid,
-        spec: {
-          url: service.url,
-          path: `${PATH}?limit=${LIMIT}&after=${headCursor}`,
-          headers,
-          check: pageOf(0),
-          connections: settings.growthConnections,
-        },
-      });
-      out.push(latencyEntry({ name: names.head, service: head, which: 'p50_ms', maxMs: MAX_PAGE_P50_MS }));
+      const empty = [
+        { name: names.head, label: 'poll at the head', query: `&after=${headCursor}` },
+        { name: names.absent, label: `${ABSENT_TYPE} from the oldest`, query: `&type=${ABSENT_TYPE}` },
+      ];
+      for (const { name, label, query } of empty) {
+        const result = await measure(context, {
+          label,
+          pid: service.pid,
+          spec: {
+            url: service.url,
+            path: `${PATH}?limit=${LIMIT}${query}`,
+            headers,
+            check: pageOf(0),
+            connections: settings.growthConnections,
+          },
+        });
+        out.push(latencyEntry({ name, service: result, which: 'p50_ms', maxMs: MAX_PAGE_P50_MS }));
+      }
       return out;
     });
   },

@@ -4,7 +4,7 @@
  * statement's snapshot): no such event can still commit, so a position handed out is final and a reader
  * that continues after it never skips one that was in flight.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
 import { rowsOf } from '../prepared.ts';
 import { conversations, eventPurges, events, users } from '../schema.ts';
@@ -66,18 +66,15 @@ export async function findCallRefs(
 }
 
 /**
- * Up to `limit` final events after `after` in log order, of one company (or of every company when
- * `companyId` is null: the webhook fan-out's), of the given types (all when empty), and the horizon: the
- * oldest transaction still running when the statement ran, below which every event is final. One
- * statement, so the events and the horizon come from the same snapshot.
+ * The statement of listEvents (exported so a test can EXPLAIN exactly what the feed runs): the horizon, and
+ * the events after `after` below it, in log order.
  */
-export async function listEvents(
-  db: Db,
+export function listEventsQuery(
   companyId: string | null,
   after: Position,
   options: { limit: number; types: readonly string[] },
-): Promise<{ events: StoredEvent[]; horizon: string }> {
-  const result = await db.execute(sql`
+): SQL {
+  return sql`
     with h as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin)
     select h.xmin::text as horizon, e.* from h left join lateral (
       select company_id, id::text as id, type, data, created_at, txid::text as position_txid,
@@ -89,7 +86,22 @@ export async function listEvents(
         ${options.types.length > 0 ? sql`and type in ${[...options.types]}` : sql``}
       order by events.txid, events.seq
       limit ${options.limit}
-    ) e on true`);
+    ) e on true`;
+}
+
+/**
+ * Up to `limit` final events after `after` in log order, of one company (or of every company when
+ * `companyId` is null: the webhook fan-out's), of the given types (all when empty), and the horizon: the
+ * oldest transaction still running when the statement ran, below which every event is final. One
+ * statement, so the events and the horizon come from the same snapshot.
+ */
+export async function listEvents(
+  db: Db,
+  companyId: string | null,
+  after: Position,
+  options: { limit: number; types: readonly string[] },
+): Promise<{ events: StoredEvent[]; horizon: string }> {
+  const result = await db.execute(listEventsQuery(companyId, after, options));
   const rows = rowsOf(result);
   const horizon = String(rows[0]?.horizon ?? after.txid);
   const found = rows

@@ -45,6 +45,9 @@ export const events = pgTable(
   (t) => [
     primaryKey({ columns: [t.companyId, t.id] }),
     index('events_company_position_idx').on(t.companyId, t.txid, t.seq),
+    // The feed with a type filter: a poll for a rare type reads its own events in order instead of
+    // every event after the cursor (issue 16: 110 ms per poll on a million events, none of them that type).
+    index('events_company_type_position_idx').on(t.companyId, t.type, t.txid, t.seq),
     index('events_position_idx').on(t.txid, t.seq),
     index('events_created_idx').on(t.createdAt),
   ],
