@@ -205,8 +205,11 @@ async function deliveryPhase(
     `webhooks (${createsPerSecond ? `creates paced at ${createsPerSecond.toFixed(1)}/s` : 'creates flat out'}): ` +
       `${load.rps.toFixed(1)} creates/s → ${receiver.seen.size} of ${expected} deliveries in ` +
       `${seconds.toFixed(1)} s (${measured.rps.toFixed(1)}/s), lag p50 ${measured.p50_ms.toFixed(1)} ms, ` +
-      `p99 ${measured.p99_ms.toFixed(1)} ms, ${missing} missing`,
+      `p99 ${measured.p99_ms.toFixed(1)} ms, ${missing} missing` +
+      (load.errors > 0 ? `, ${load.errors} creates failed (first: ${load.firstFailure})` : ''),
   );
+  // What the service logged (warnings and errors) says why a create failed.
+  if (load.errors > 0) context.log(`the service's log, last 2 kB:\n${service.child.output().slice(-2048)}`);
   return measured;
 }
 
