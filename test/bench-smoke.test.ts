@@ -111,6 +111,7 @@ describe('bench report', () => {
       'call-detail',
       'recording',
       'webhooks',
+      'events-feed',
     ]);
     const settings = readSettings();
     for (const scenario of SCENARIOS) assert.ok(scenario.entries(settings).length > 0, scenario.id);
