@@ -14,7 +14,7 @@ import { withClient } from '../lib/postgres.ts';
 import { latencyEntry, type ScenarioEntry } from '../lib/report.ts';
 import type { Settings } from '../lib/settings.ts';
 import { shortCount } from './growth.ts';
-import { DEPTH, firstVsDeep, MAX_PAGE_P50_MS, PAGE_TARGETS } from './pages.ts';
+import { DEPTH, firstVsDeep, MAX_PAGE_P50_MS, PAGE_TARGETS, pageSpec } from './pages.ts';
 import { measure, type PlannedEntry, requireRoute, type Scenario, withScratchService } from './scenario.ts';
 
 const PATH = '/api/v1/events';
@@ -121,13 +121,7 @@ export const eventsFeedScenario: Scenario = {
         const result = await measure(context, {
           label,
           pid: service.pid,
-          spec: {
-            url: service.url,
-            path: `${PATH}?limit=${LIMIT}${query}`,
-            headers,
-            check: pageOf(0),
-            connections: settings.growthConnections,
-          },
+          spec: pageSpec(context, service, `${PATH}?limit=${LIMIT}${query}`, headers, pageOf(0)),
         });
         out.push(latencyEntry({ name, service: result, which: 'p50_ms', maxMs: MAX_PAGE_P50_MS }));
       }

@@ -6,10 +6,10 @@
 import type { ResponseCheck } from '../lib/load.ts';
 import { growthEntry, latencyEntry, type ScenarioEntry } from '../lib/report.ts';
 import type { BenchService } from '../lib/service.ts';
-import { type BenchContext, compare, type SideResult } from './scenario.ts';
+import { type BenchContext, compare, type PhaseSpec, type SideResult } from './scenario.ts';
 
 /** The deep page's p99 may be at most this many times the first page's. */
-export const MAX_DEEP_RATIO = 1.25;
+const MAX_DEEP_RATIO = 1.25;
 /** The first page's p50, in ms, at most. */
 export const MAX_PAGE_P50_MS = 10;
 /** Where the deep page starts, as a share of the list. */
@@ -22,6 +22,17 @@ export const PAGE_TARGETS = {
   deep: `p99 ≤ ${MAX_DEEP_RATIO.toFixed(2)}×`,
   first: `p50 ≤ ${MAX_PAGE_P50_MS} ms`,
 };
+
+/** A paged read of `path` on the scenarios' connections, every answer checked by `check`. */
+export function pageSpec(
+  context: BenchContext,
+  service: BenchService,
+  path: string,
+  headers: Record<string, string>,
+  check: ResponseCheck,
+): PhaseSpec {
+  return { url: service.url, path, headers, check, connections: context.settings.growthConnections };
+}
 
 /**
  * Measures `firstPath` against `deepPath` on `service` with the key in `headers`, every answer checked by
@@ -41,13 +52,7 @@ export async function firstVsDeep(
     firstName?: string;
   },
 ): Promise<ScenarioEntry[]> {
-  const spec = (path: string) => ({
-    url: service.url,
-    path,
-    headers: options.headers,
-    check: options.check,
-    connections: context.settings.growthConnections,
-  });
+  const spec = (path: string) => pageSpec(context, service, path, options.headers, options.check);
   const firstLabel = `${options.firstLabel}, ${options.label}`;
   const [first, deep] = (await compare(
     context,
