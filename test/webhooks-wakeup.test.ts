@@ -64,4 +64,41 @@ describe('webhook wake-ups (postgres)', { skip: !process.env.TEST_DATABASE_URL }
       await second.end();
     }
   });
+  it('delivers events held back by a long transaction of another database soon after it ends, not at the poll', async () => {
+    const c = await h.company();
+    const { key } = await c.addKey(c.admin.id, ['webhooks']);
+    const res = await h.request({
+      method: 'POST',
+      url: '/api/v1/webhooks',
+      key,
+      body: { url: receiver.url, types: ['call.updated'] },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    await sleep(300);
+    const seen = receiver.received.length;
+    // Transaction ids are the cluster's: an open one anywhere keeps newer events from being final.
+    const blocker = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    const writer = new pg.Client({ connectionString: h.databaseUrl });
+    await blocker.connect();
+    await writer.connect();
+    try {
+      await blocker.query('begin');
+      await blocker.query('select pg_current_xact_id()');
+      await writer.query(
+        `insert into events (company_id, type, data) values ($1, 'call.updated', '{"n": 3}')`,
+        [c.id],
+      );
+      // Well past the wake-up's tail: only a run that looks again can find the event final.
+      await sleep(1000);
+      assert.equal(receiver.received.length, seen, 'nothing is delivered while the event is not final');
+      const ended = Date.now();
+      await blocker.query('commit');
+      await receiver.waitFor((r) => r.length > seen, 5000);
+      assert.equal(receiver.received.at(-1)?.json.data.n, 3);
+      assert.ok(Date.now() - ended < 2500, `delivered ${Date.now() - ended} ms after the blocker ended`);
+    } finally {
+      await blocker.end();
+      await writer.end();
+    }
+  });
 });

@@ -26,6 +26,12 @@ export const ENDPOINTS_KNOWN_MS = 1000;
 /** How long after a wake-up the loop keeps running, for commits that wrote events without notifying. */
 export const FANOUT_TAIL_MS = 250;
 
+/**
+ * The first wait before a run looks again at events held back by an older transaction; it doubles up to
+ * the poll interval while they stay held.
+ */
+export const HELD_RETRY_MS = 50;
+
 /** A running fan-out loop. */
 export interface WebhookDispatcher {
   /** Runs once now (after a run in progress); resolves when done. */
@@ -46,7 +52,9 @@ export function startWebhookDispatcher(services: Services, log: WorkerLog): Webh
   const runOnce = async (due: boolean) => {
     try {
       const known = Date.now() - endpointsSeenAt < ENDPOINTS_KNOWN_MS;
-      if ((await fanOutEvents(database.db, queue, known)).endpointsFound) endpointsSeenAt = Date.now();
+      const fanned = await fanOutEvents(database.db, queue, known);
+      if (fanned.endpointsFound) endpointsSeenAt = Date.now();
+      if (!stopped) lookAgainIfHeld(fanned.heldBack === true);
       // A commit that wrote events beside the one that notified sent no wake-up of its own (migration
       // 0017), and events are read only once every older transaction has ended: for FANOUT_TAIL_MS after
       // a wake-up the loop keeps running (throttled as wake-ups are), so those follow within milliseconds
@@ -56,6 +64,23 @@ export function startWebhookDispatcher(services: Services, log: WorkerLog): Webh
     } catch (error) {
       log.warn({ err: error }, 'webhook fan-out failed; retrying at the next wake-up');
     }
+  };
+  // Events committed while an older transaction runs (a long report or a backup, in any database of the
+  // cluster) become final when it ends, and that sends no wake-up: the loop looks again, sooner at first,
+  // so they follow soon after it ends instead of at the next poll, without running flat out meanwhile.
+  let heldTimer: NodeJS.Timeout | undefined;
+  let heldDelay = 0;
+  const lookAgainIfHeld = (held: boolean) => {
+    if (!held) {
+      heldDelay = 0;
+      return;
+    }
+    if (heldTimer) return;
+    heldDelay = heldDelay === 0 ? HELD_RETRY_MS : Math.min(heldDelay * 2, config.webhooks.pollIntervalMs);
+    heldTimer = setTimeout(() => {
+      heldTimer = undefined;
+      void run(false);
+    }, heldDelay);
   };
   let dueToo = false;
   const run = (due: boolean): Promise<void> => {
@@ -109,6 +134,7 @@ export function startWebhookDispatcher(services: Services, log: WorkerLog): Webh
       stopped = true;
       clearInterval(timer);
       if (soon) clearTimeout(soon);
+      if (heldTimer) clearTimeout(heldTimer);
       unsubscribe?.();
       await running;
     },

@@ -118,6 +118,18 @@ export async function listEvents(
   return { events: found, horizon };
 }
 
+/**
+ * Whether some committed event was written by a transaction at or after `horizon` (a horizon listEvents
+ * returned): such events wait behind an older transaction, maybe of another database of the cluster, and
+ * become final when it ends. Service-wide (the fan-out's); one probe of the position index.
+ */
+export async function hasEventsFrom(db: Db, horizon: string): Promise<boolean> {
+  const [row] = rowsOf<{ held: boolean }>(
+    await db.execute(sql`select exists (select 1 from events where txid >= ${horizon}::xid8) as held`),
+  );
+  return row?.held === true;
+}
+
 /** How far the company's events were deleted by retention, or undefined when none was. */
 export async function findPurgedPosition(db: Db, companyId: string): Promise<Position | undefined> {
   const [row] = await db
