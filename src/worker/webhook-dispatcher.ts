@@ -27,10 +27,13 @@ export const ENDPOINTS_KNOWN_MS = 1000;
 export const FANOUT_TAIL_MS = 250;
 
 /**
- * The first wait before a run looks again at events held back by an older transaction; it doubles up to
- * the poll interval while they stay held.
+ * The first wait before a run looks again at events held back by an older transaction; it doubles while
+ * they stay held, up to `HELD_RETRY_MAX_MS` (or the poll interval, when shorter).
  */
 export const HELD_RETRY_MS = 50;
+
+/** The longest wait between two looks at held-back events: one run a second costs little however long. */
+export const HELD_RETRY_MAX_MS = 1000;
 
 /** A running fan-out loop. */
 export interface WebhookDispatcher {
@@ -76,7 +79,10 @@ export function startWebhookDispatcher(services: Services, log: WorkerLog): Webh
       return;
     }
     if (heldTimer) return;
-    heldDelay = heldDelay === 0 ? HELD_RETRY_MS : Math.min(heldDelay * 2, config.webhooks.pollIntervalMs);
+    heldDelay =
+      heldDelay === 0
+        ? HELD_RETRY_MS
+        : Math.min(heldDelay * 2, HELD_RETRY_MAX_MS, config.webhooks.pollIntervalMs);
     heldTimer = setTimeout(() => {
       heldTimer = undefined;
       void run(false);
