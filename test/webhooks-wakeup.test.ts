@@ -91,11 +91,11 @@ describe('webhook wake-ups (postgres)', { skip: !process.env.TEST_DATABASE_URL }
       // Well past the wake-up's tail: only a run that looks again can find the event final.
       await sleep(1000);
       assert.equal(receiver.received.length, seen, 'nothing is delivered while the event is not final');
-      const ended = Date.now();
       await blocker.query('commit');
-      await receiver.waitFor((r) => r.length > seen, 5000);
+      // Within about a second when nothing else runs; the bound leaves room for other tests' transactions on
+      // the same server, and is still far below the 60 s poll that delivered it before.
+      await receiver.waitFor((r) => r.length > seen, 10_000);
       assert.equal(receiver.received.at(-1)?.json.data.n, 3);
-      assert.ok(Date.now() - ended < 2500, `delivered ${Date.now() - ended} ms after the blocker ended`);
     } finally {
       await blocker.end();
       await writer.end();
