@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { post } from './helpers/calls.ts';
+import { addWebhookEndpoint } from './helpers/events.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
 
@@ -39,19 +40,14 @@ for (const backend of BACKENDS) {
 
     it('abandons a receiver that never answers, records the attempt as failed and retries it', async () => {
       const c = await h.company();
-      const key = (await c.addKey(c.admin.id, ['webhooks'])).key;
       // The first request is held for ever (its socket is closed only when the test ends); then 200.
       receiver.answer = (_request, response, index) => {
         if (index > 0) response.writeHead(200).end();
       };
-      const created = await h.request({
-        method: 'POST',
-        url: '/api/v1/webhooks',
-        key,
-        body: { url: receiver.url, types: ['call.created'] },
+      const { id: endpointId, key } = await addWebhookEndpoint(h, c, {
+        url: receiver.url,
+        types: ['call.created'],
       });
-      assert.equal(created.statusCode, 201, created.body);
-      const endpointId = created.json().id;
       const call = await post(h, c, '/api/v1/call/create', {
         agent_email: c.agent.email,
         product_id: c.productId,

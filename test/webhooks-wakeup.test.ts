@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { addWebhookEndpoint } from './helpers/events.ts';
 import { type Harness, startHarness } from './helpers/harness.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
 
@@ -28,14 +29,7 @@ describe('webhook wake-ups (postgres)', { skip: !process.env.TEST_DATABASE_URL }
 
   it('delivers the events of a commit that ran beside the notifying one, without waiting for the poll', async () => {
     const c = await h.company();
-    const { key } = await c.addKey(c.admin.id, ['webhooks']);
-    const res = await h.request({
-      method: 'POST',
-      url: '/api/v1/webhooks',
-      key,
-      body: { url: receiver.url },
-    });
-    assert.equal(res.statusCode, 201, res.body);
+    await addWebhookEndpoint(h, c, { url: receiver.url });
     // Let the start-up poll pass, so that only wake-ups remain.
     await sleep(300);
     const first = new pg.Client({ connectionString: h.databaseUrl });
@@ -66,14 +60,7 @@ describe('webhook wake-ups (postgres)', { skip: !process.env.TEST_DATABASE_URL }
   });
   it('delivers events held back by a long transaction of another database soon after it ends, not at the poll', async () => {
     const c = await h.company();
-    const { key } = await c.addKey(c.admin.id, ['webhooks']);
-    const res = await h.request({
-      method: 'POST',
-      url: '/api/v1/webhooks',
-      key,
-      body: { url: receiver.url, types: ['call.updated'] },
-    });
-    assert.equal(res.statusCode, 201, res.body);
+    await addWebhookEndpoint(h, c, { url: receiver.url, types: ['call.updated'] });
     await sleep(300);
     const seen = receiver.received.length;
     // Transaction ids are the cluster's: an open one anywhere keeps newer events from being final.

@@ -1,6 +1,8 @@
-/** Test helpers of the event log. */
+/** Test helpers of the event log and its webhooks. */
+import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
+import type { TestCompany } from './fixtures.ts';
 import type { Harness } from './harness.ts';
 
 function rowsOf(result: unknown): Record<string, unknown>[] {
@@ -26,4 +28,16 @@ export async function settleEvents(h: Harness, timeoutMs = 60_000): Promise<void
     if (Date.now() > deadline) throw new Error('events did not become final in time');
     await sleep(20);
   }
+}
+
+/** Subscribes a webhook endpoint of `company` to `url` with a new admin key; returns its id and the key. */
+export async function addWebhookEndpoint(
+  h: Harness,
+  company: TestCompany,
+  body: { url: string; types?: string[] },
+): Promise<{ id: string; key: string }> {
+  const { key } = await company.addKey(company.admin.id, ['webhooks']);
+  const res = await h.request({ method: 'POST', url: '/api/v1/webhooks', key, body });
+  assert.equal(res.statusCode, 201, res.body);
+  return { id: (res.json() as { id: string }).id, key };
 }
