@@ -4,7 +4,7 @@
  * one transaction with the position's move, so an event is fanned out exactly once even across crashes.
  */
 import type { Db } from '../../adapters/db/database.ts';
-import { hasEventsFrom, listEvents } from '../../adapters/db/repositories/events.ts';
+import { listEvents } from '../../adapters/db/repositories/events.ts';
 import {
   fanOutDeliveries,
   listEndpointsWithDueDeliveries,
@@ -41,26 +41,24 @@ export async function fanOutEvents(db: Db, queue: JobQueue, endpointsKnown = fal
   if (!endpointsKnown && !(await skipEventsWithoutEndpoints(db))) return { read: 0, endpointsFound: false };
   let total = 0;
   for (;;) {
-    const { read, delivering, horizon } = await db.transaction(async (tx) => {
+    const { read, delivering, held } = await db.transaction(async (tx) => {
       const position = await lockDispatchPosition(tx);
-      const page = await listEvents(tx, null, position, { limit: BATCH, types: [] });
+      const page = await listEvents(tx, null, position, { limit: BATCH, types: [], held: true });
       const last = page.events.at(-1);
-      if (!last) return { read: 0, delivering: false, horizon: page.horizon };
+      if (!last) return { read: 0, delivering: false, held: page.held };
       const endpoints = await fanOutDeliveries(
         tx,
         page.events.map((e) => ({ ...e, payload: toEventView(e) })),
       );
       for (const e of endpoints) await enqueueEndpointDeliveries(tx, queue, e.companyId, e.endpointId);
       await saveDispatchPosition(tx, { txid: last.txid, seq: last.seq });
-      return { read: page.events.length, delivering: endpoints.length > 0, horizon: page.horizon };
+      return { read: page.events.length, delivering: endpoints.length > 0, held: page.held };
     });
     total += read;
     // Workers are woken only when there is something to deliver: every call write is an event, and a
     // wake-up costs each worker a claim query.
     if (delivering) queue.notify([WEBHOOK_DELIVER_JOB]);
-    if (read < BATCH) {
-      return { read: total, endpointsFound: !endpointsKnown, heldBack: await hasEventsFrom(db, horizon) };
-    }
+    if (read < BATCH) return { read: total, endpointsFound: !endpointsKnown, heldBack: held };
   }
 }
 

@@ -65,18 +65,23 @@ export async function findCallRefs(
   );
 }
 
+/** What listEvents reads: up to `limit` events of these types (all when empty), and with `held`, see there. */
+export interface ListEventsOptions {
+  limit: number;
+  types: readonly string[];
+  held?: boolean;
+}
+
 /**
  * The statement of listEvents (exported so a test can EXPLAIN exactly what the feed runs): the horizon, and
  * the events after `after` below it, in log order.
  */
-export function listEventsQuery(
-  companyId: string | null,
-  after: Position,
-  options: { limit: number; types: readonly string[] },
-): SQL {
+export function listEventsQuery(companyId: string | null, after: Position, options: ListEventsOptions): SQL {
+  // A committed event at or past the horizon waits for an older transaction: one probe of the position index.
+  const held = options.held ? sql`exists (select 1 from events where txid >= h.xmin)` : sql`false`;
   return sql`
     with h as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin)
-    select h.xmin::text as horizon, e.* from h left join lateral (
+    select h.xmin::text as horizon, ${held} as held, e.* from h left join lateral (
       select company_id, id::text as id, type, data, created_at, txid::text as position_txid,
         seq::text as position_seq
       from events
@@ -92,15 +97,17 @@ export function listEventsQuery(
 /**
  * Up to `limit` final events after `after` in log order, of one company (or of every company when
  * `companyId` is null: the webhook fan-out's), of the given types (all when empty), and the horizon: the
- * oldest transaction still running when the statement ran, below which every event is final. One
- * statement, so the events and the horizon come from the same snapshot.
+ * oldest transaction still running when the statement ran, below which every event is final. With `held`,
+ * also whether committed events wait past the horizon, behind an older transaction (maybe of another
+ * database of the cluster: transaction ids are the server's), to become final when it ends. One statement,
+ * so all of it comes from the same snapshot.
  */
 export async function listEvents(
   db: Db,
   companyId: string | null,
   after: Position,
-  options: { limit: number; types: readonly string[] },
-): Promise<{ events: StoredEvent[]; horizon: string }> {
+  options: ListEventsOptions,
+): Promise<{ events: StoredEvent[]; horizon: string; held: boolean }> {
   const result = await db.execute(listEventsQuery(companyId, after, options));
   const rows = rowsOf(result);
   const horizon = String(rows[0]?.horizon ?? after.txid);
@@ -115,19 +122,7 @@ export async function listEvents(
       txid: String(r.position_txid),
       seq: Number(r.position_seq),
     }));
-  return { events: found, horizon };
-}
-
-/**
- * Whether some committed event was written by a transaction at or after `horizon` (a horizon listEvents
- * returned): such events wait behind an older transaction, maybe of another database of the cluster, and
- * become final when it ends. Service-wide (the fan-out's); one probe of the position index.
- */
-export async function hasEventsFrom(db: Db, horizon: string): Promise<boolean> {
-  const [row] = rowsOf<{ held: boolean }>(
-    await db.execute(sql`select exists (select 1 from events where txid >= ${horizon}::xid8) as held`),
-  );
-  return row?.held === true;
+  return { events: found, horizon, held: rows[0]?.held === true };
 }
 
 /** How far the company's events were deleted by retention, or undefined when none was. */
