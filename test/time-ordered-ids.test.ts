@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { settleEvents } from './helpers/events.ts';
+import { addWebhookEndpoint, settleEvents } from './helpers/events.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
 import { makeCall, readKeys } from './helpers/reads.ts';
 
@@ -68,15 +68,9 @@ for (const backend of BACKENDS) {
         to,
       );
 
-      const webhooksKey = (await c.addKey(c.admin.id, ['webhooks'])).key;
-      const endpoint = await h.request({
-        method: 'POST',
-        url: '/api/v1/webhooks',
-        key: webhooksKey,
-        body: { url: 'http://127.0.0.1:9/hook' },
-      });
-      assert.equal(endpoint.statusCode, 201, endpoint.body);
-      const url = `/api/v1/webhooks/${endpoint.json().id}`;
+      const endpoint = await addWebhookEndpoint(h, c, { url: 'http://127.0.0.1:9/hook' });
+      const webhooksKey = endpoint.key;
+      const url = `/api/v1/webhooks/${endpoint.id}`;
       const sentFrom = Date.now();
       for (let i = 0; i < 2; i++) {
         const sent = await h.request({ method: 'POST', url: `${url}/test`, key: webhooksKey });

@@ -10,7 +10,7 @@ import { rowsOf } from '../src/adapters/db/prepared.ts';
 import { webhookDeliveries } from '../src/adapters/db/schema.ts';
 import { fanOutEvents } from '../src/domain/webhooks/fanout.ts';
 import { post } from './helpers/calls.ts';
-import { settleEvents } from './helpers/events.ts';
+import { addWebhookEndpoint, settleEvents } from './helpers/events.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
 
@@ -58,15 +58,7 @@ for (const backend of BACKENDS) {
       });
       assert.equal(await position(), await lastEvent());
 
-      const key = (await c.addKey(c.admin.id, ['webhooks'])).key;
-      const res = await h.request({
-        method: 'POST',
-        url: '/api/v1/webhooks',
-        key,
-        body: { url: 'http://127.0.0.1:9/hook' },
-      });
-      assert.equal(res.statusCode, 201, res.body);
-      const endpointId = (res.json() as { id: string }).id;
+      const { id: endpointId } = await addWebhookEndpoint(h, c, { url: 'http://127.0.0.1:9/hook' });
       await createCall(c, 'after-1');
       await settleEvents(h);
       const run = await fanOutEvents(h.services.database.db, h.services.queue);
