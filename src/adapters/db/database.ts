@@ -18,6 +18,7 @@ import { translatingErrors } from './error-translation.ts';
 import { makeTemplate, templateFor } from './pglite-template.ts';
 import { registerDriver } from './prepared.ts';
 import * as schema from './schema.ts';
+import { driverSocket } from './whole-message-socket.ts';
 
 /** The query interface every repository takes: the database itself or a transaction of it. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -145,6 +146,7 @@ async function openPostgres(url: string, poolSize: number, timeouts: DatabaseTim
     connectionTimeoutMillis: timeouts.connectMs,
     idleTimeoutMillis: 30000,
     keepAlive: true,
+    stream: driverSocket,
     statement_timeout: timeouts.statementMs,
     idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
   });
