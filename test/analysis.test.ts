@@ -159,6 +159,58 @@ for (const backend of BACKENDS) {
       assert.equal(await analysisOf(h.services.database.db, c.id, id), null);
     });
 
+    // call/create of a pair that exists already takes its own path in cqs_create_call (migration 0023).
+    it('analyses the new transcript a create sends for an existing call', async () => {
+      const conversation_id = `retold-${backend}`;
+      await createCall({
+        conversation_id,
+        transcript: [{ role: 'agent', text: 'hello', start: 0, stop: 4 }],
+      });
+      await h.runJobs();
+      const id = await uuidOf(conversation_id);
+      assert.deepEqual((await analysisOf(h.services.database.db, c.id, id))?.talk_s, {
+        agent: 4,
+        customer: 0,
+        unknown: 0,
+      });
+      await createCall({
+        conversation_id,
+        transcript: [
+          { role: 'agent', text: 'hello', start: 0, stop: 1 },
+          { role: 'customer', text: 'hi', start: 2, stop: 5 },
+        ],
+      });
+      assert.equal((await analysisOf(h.services.database.db, c.id, id))?.status, 'pending');
+      await h.runJobs();
+      const analysis = await analysisOf(h.services.database.db, c.id, id);
+      assert.equal(analysis?.status, 'ready');
+      assert.equal(analysis?.source, 'transcript');
+      assert.deepEqual(analysis?.talk_s, { agent: 1, customer: 3, unknown: 0 });
+    });
+
+    it('keeps the analysis of a ready recording when a create sends the call a transcript', async () => {
+      const conversation_id = `recorded-${backend}`;
+      await upload(
+        await createCall({
+          conversation_id,
+          filename: 'call.wav',
+          content_type: 'audio/wav',
+          speaker: { separation: 'channels', channel_map: ['agent', 'customer'] },
+        }),
+        shortPath,
+      );
+      await h.runJobs();
+      const id = await uuidOf(conversation_id);
+      const before = await analysisOf(h.services.database.db, c.id, id);
+      assert.equal(before?.source, 'recording', before?.reason ?? '');
+      await createCall({
+        conversation_id,
+        transcript: [{ role: 'agent', text: 'hello', start: 0, stop: 4 }],
+      });
+      await h.runJobs();
+      assert.deepEqual(await analysisOf(h.services.database.db, c.id, id), before);
+    });
+
     it('analyses again when a newer upload of the call becomes ready, and keeps only the newest', async () => {
       const body = {
         conversation_id: `again-${backend}`,

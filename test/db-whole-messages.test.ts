@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pg from 'pg';
 import { parse } from 'pg-protocol';
+import { random } from '../scripts/analysis-set.ts';
 import { driverSocket, WholeMessageSocket } from '../src/adapters/db/whole-message-socket.ts';
 
 /** A backend message: its type, its length, its payload. */
@@ -89,15 +90,6 @@ function cutAt(bytes: Buffer, cuts: number[]): Buffer[] {
   return chunks;
 }
 
-/** A small deterministic generator, so a failure can be run again. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
-}
-
 const comparable = (messages: Parsed[]) =>
   messages.map((m) => ({ name: m.name, fields: m.fields, text: m.text, chunk: m.chunk?.toString('latin1') }));
 
@@ -114,7 +106,7 @@ describe('the driver socket hands over whole messages', () => {
   });
 
   it('reads the same messages however the bytes are cut, and gives the driver only whole ones', () => {
-    const next = random(16);
+    const next = random(16); // seeded, so a failing cutting can be run again
     const cuttings: number[][] = [
       // Every cut inside the first messages' headers, one byte at a time.
       Array.from({ length: 40 }, (_, i) => i + 1),
