@@ -10,8 +10,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
+import { installedPackage } from '../installed-package.ts';
 
 /** Files a new data directory may hold before PGlite opens it (the directory lock). */
 const FILES_BEFORE_OPEN = new Set(['cqs.lock']);
@@ -21,17 +21,8 @@ const FILES_BEFORE_OPEN = new Set(['cqs.lock']);
  * upgrade (a new data-directory format) never loads an older archive, and a fresh install makes a new one.
  */
 export function templatePath(): string {
-  // Its package.json is not exported: found from the entry point, up.
-  let dir = dirname(fileURLToPath(import.meta.resolve('@electric-sql/pglite')));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('cannot find the package.json of @electric-sql/pglite');
-    dir = parent;
-  }
-  const { version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string };
-  // node_modules/@electric-sql/pglite → node_modules/.cache/…
-  const nodeModules = dirname(dirname(dir));
-  return join(nodeModules, '.cache', 'call-quality-service', `pglite-${version}-empty.tar.gz`);
+  const { version, cacheDir } = installedPackage('@electric-sql/pglite');
+  return join(cacheDir, `pglite-${version}-empty.tar.gz`);
 }
 
 /** The archive to load into `dir`, when `dir` holds no database yet and the archive exists. */

@@ -47,10 +47,12 @@ export function registerServeCommands(program: Command): void {
   program
     .command('prepare')
     .description(
-      "Make the embedded database's archive and fill Node's compile cache with the service's modules (npm install runs it)",
+      "Make the embedded database's archive and TypeBox's bundle, and fill Node's compile cache with the service's modules (npm install runs it)",
     )
     .action(async () => {
       process.stdout.write(`${await makeEmbeddedTemplate(false)}\n`);
+      const { makeTypeboxBundle } = await import('../typebox-bundle.ts');
+      process.stdout.write(`${await makeTypeboxBundle()}\n`);
       const { fillCompileCache } = await import('../compile-cache.ts');
       process.stdout.write(`compile cache: ${fillCompileCache(process.env)} modules\n`);
     });
