@@ -4,8 +4,4 @@
 // loads any .ts file.
 import './check-node.js';
 
-// TypeBox from its bundle when `cqs prepare` made one (src/cli/typebox-bundle.ts): before any module
-// imports TypeBox, so the process loads one copy of it.
-const { useTypeboxBundle } = await import('../src/cli/typebox-bundle.ts');
-useTypeboxBundle();
 await import('../src/cli/main.ts');

@@ -25,7 +25,7 @@ export function fillCompileCache(env: NodeJS.ProcessEnv): number {
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !SKIP.has(f))
     .sort()
     .map((f) => pathToFileURL(join(SRC, f)).href);
-  // TypeBox resolved as `cqs` resolves it (bin/cqs.js), so the cache holds the files a start loads.
+  // TypeBox resolved as `cqs` resolves it (cli/main.ts), so the cache holds the files a start loads.
   const bundle = pathToFileURL(join(SRC, 'cli', 'typebox-bundle.ts')).href;
   const importAll = `(await import(${JSON.stringify(bundle)})).useTypeboxBundle();
     for (const f of JSON.parse(process.argv[1])) await import(f);`;

@@ -1,11 +1,14 @@
 /** The `cqs` command line: serving, migrating, operator and integrator commands. */
 import { Command } from 'commander';
 import { CliError } from './output.ts';
+import { useTypeboxBundle } from './typebox-bundle.ts';
 
 if (process.argv[2] === 'serve') {
   const { execWithServeFlags } = await import('./heap-flags.ts');
   execWithServeFlags();
 }
+// Before any module imports TypeBox (the commands below are imported dynamically, after it).
+useTypeboxBundle();
 
 /** Commands that only talk to a running service: they load the client, not the server (small memory). */
 const CLIENT_ONLY = new Set(['calls', 'handoff', 'products']);

@@ -2,7 +2,7 @@
  * TypeBox as one bundle. TypeBox 1.x ships as 683 small ES modules, and the service loads all of them:
  * each costs Node a module record, its source and its compiled code for the life of the process. Bundled
  * into its entry points and a few shared chunks (esbuild, at `cqs prepare`), the same code took 7 MB of
- * RSS to import where the modules took 29, and `cqs serve` on PostgreSQL idled 3-7 MB lower. `bin/cqs.js`
+ * RSS to import where the modules took 29, and `cqs serve` on PostgreSQL idled 3-7 MB lower. `cli/main.ts`
  * resolves every `typebox` import to the bundle when one exists for the installed version, before any
  * module imports TypeBox, so the process holds one copy of it; without a bundle nothing changes.
  */
