@@ -52,7 +52,13 @@ export function registerServeCommands(program: Command): void {
     .action(async () => {
       process.stdout.write(`${await makeEmbeddedTemplate(false)}\n`);
       const { makeTypeboxBundle } = await import('../typebox-bundle.ts');
-      process.stdout.write(`${await makeTypeboxBundle()}\n`);
+      try {
+        process.stdout.write(`${await makeTypeboxBundle()}\n`);
+      } catch (error) {
+        // Only memory is lost: without the bundle, cqs loads TypeBox's own modules.
+        const why = error instanceof Error ? error.message : String(error);
+        process.stderr.write(`cqs: TypeBox's bundle was not made (${why}); cqs loads its modules instead\n`);
+      }
       const { fillCompileCache } = await import('../compile-cache.ts');
       process.stdout.write(`compile cache: ${fillCompileCache(process.env)} modules\n`);
     });
