@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { registerHooks } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { installedPackage } from '../adapters/installed-package.ts';
 
 const PACKAGE = 'typebox';
@@ -23,13 +23,22 @@ export function typeboxBundleDir(): string {
   return join(cacheDir, `${PACKAGE}-${version}`);
 }
 
-/** The installed TypeBox's entry points: `.` and each exported subpath, as in its package.json. */
-function entryPoints(): string[] {
+/**
+ * The installed TypeBox's entry points (`.` and each exported subpath) with the package's own file of each,
+ * read from its package.json: resolving `typebox` would go through the bundle once a process uses one.
+ */
+function entryPoints(): { entry: string; file: string }[] {
   const { dir } = installedPackage(PACKAGE);
   const { exports } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-    exports: Record<string, unknown>;
+    exports: Record<string, string | { import?: string; default?: string }>;
   };
-  return Object.keys(exports).filter((key) => !key.includes('*') && !key.endsWith('.json'));
+  return Object.entries(exports)
+    .filter(([entry]) => !entry.includes('*') && !entry.endsWith('.json'))
+    .map(([entry, target]) => {
+      const file = typeof target === 'string' ? target : (target.import ?? target.default);
+      if (!file) throw new Error(`TypeBox's entry point ${entry} names no ES module`);
+      return { entry, file: join(dir, file) };
+    });
 }
 
 /** The bundle file of an entry point (`.` → index, `./compile` → compile). */
@@ -49,10 +58,9 @@ export async function makeTypeboxBundle(dir = typeboxBundleDir(), force = false)
   mkdirSync(sources, { recursive: true });
   try {
     const entries: string[] = [];
-    for (const entry of entryPoints()) {
-      const specifier = entry === '.' ? PACKAGE : `${PACKAGE}${entry.slice(1)}`;
-      const target = JSON.stringify(fileURLToPath(import.meta.resolve(specifier)));
-      const module = (await import(specifier)) as Record<string, unknown>;
+    for (const { entry, file } of entryPoints()) {
+      const target = JSON.stringify(file);
+      const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
       const source = join(sources, fileName(entry));
       // `export *` leaves a default export out.
       const reexport = 'default' in module ? `export { default } from ${target};\n` : '';
