@@ -3,15 +3,17 @@ import { Command } from 'commander';
 import { CliError } from './output.ts';
 import { useTypeboxBundle } from './typebox-bundle.ts';
 
-if (process.argv[2] === 'serve') {
+/** Commands that only talk to a running service: they load the client, not the server (small memory). */
+const CLIENT_ONLY = new Set(['calls', 'handoff', 'products']);
+
+// Every other command loads the server's modules, and most open the database: serve's V8 flags (given
+// only when the isolate is made, so the process replaces its image) keep them small (heap-flags.ts).
+if (!CLIENT_ONLY.has(process.argv[2] ?? '')) {
   const { execWithServeFlags } = await import('./heap-flags.ts');
   execWithServeFlags();
 }
 // Before any module imports TypeBox (the commands below are imported dynamically, after it).
 useTypeboxBundle();
-
-/** Commands that only talk to a running service: they load the client, not the server (small memory). */
-const CLIENT_ONLY = new Set(['calls', 'handoff', 'products']);
 
 const program = new Command('cqs')
   .description('Call Quality Service: run the service and provision companies, users, products and keys.')

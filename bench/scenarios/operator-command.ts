@@ -1,0 +1,130 @@
+/**
+ * Scenario 0b: an operator command, `cqs company create`, as README tells a new user to run it: on a new
+ * embedded data directory (which it creates and migrates), on that directory again, and on a migrated
+ * PostgreSQL database. Judged on its peak RSS against item 5's bounds for the service, since it runs on the
+ * same small box; its time until it exits is reported.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deferCleanup } from '../lib/cleanup.ts';
+import { createScratchDatabase } from '../lib/postgres.ts';
+import { runNode, spawnNode } from '../lib/process.ts';
+import type { ScenarioEntry } from '../lib/report.ts';
+import { readPeakRssMb } from '../lib/rss.ts';
+import { childEnv, MAIN } from '../lib/service.ts';
+import type { BenchContext, PlannedEntry, Scenario } from './scenario.ts';
+
+/** Runs of each variant: the row's p50 is their median time, its peak their highest. */
+const RUNS = 3;
+/** How often the child's VmHWM is read; the last read before it exits stands for its peak. */
+const SAMPLE_MS = 5;
+
+const VARIANTS = [
+  { id: 'first', label: 'on a new embedded data directory', maxPeakMb: 400 },
+  { id: 'again', label: 'on that embedded data directory again', maxPeakMb: 400 },
+  { id: 'postgres', label: 'on PostgreSQL', maxPeakMb: 150 },
+] as const;
+type Variant = (typeof VARIANTS)[number];
+
+const BASELINE = '—';
+const nameOf = (v: Variant) =>
+  `0b operator command cqs company create ${v.label} (p50 = ms until it exits; peak RSS = VmHWM)`;
+const targetOf = (v: Variant) => `peak ≤ ${v.maxPeakMb} MB`;
+
+/** One run of `cqs company create` with `env`: how long it took and its peak RSS (MB). */
+async function runOnce(env: Record<string, string>, n: number): Promise<{ ms: number; peakMb: number }> {
+  const started = performance.now();
+  const child = spawnNode(
+    'operator command',
+    MAIN,
+    ['company', 'create', `Bench Operator ${n}`],
+    childEnv(env),
+  );
+  let peak = 0;
+  const take = () => {
+    // VmHWM only grows within one image; the process replaces its image once (src/cli/heap-flags.ts).
+    peak = Math.max(peak, readPeakRssMb(child.pid) ?? 0);
+  };
+  const timer = setInterval(take, SAMPLE_MS);
+  take();
+  const code = await child.exited;
+  clearInterval(timer);
+  const ms = performance.now() - started;
+  if (code !== 0) throw new Error(`cqs company create exited with ${code}:\n${child.output()}`);
+  return { ms, peakMb: peak };
+}
+
+function entry(v: Variant, runs: { ms: number; peakMb: number }[]): ScenarioEntry {
+  const times = runs.map((r) => r.ms).sort((a, b) => a - b);
+  const peak = Math.max(...runs.map((r) => r.peakMb));
+  return {
+    name: nameOf(v),
+    rps: null,
+    p50_ms: Math.round(times[Math.floor(times.length / 2)] as number),
+    p99_ms: null,
+    errors: 0,
+    peak_rss_mb: Math.round(peak * 10) / 10,
+    baseline: { name: BASELINE, rps: null },
+    ratio: null,
+    target: targetOf(v),
+    met: peak > 0 && peak <= v.maxPeakMb,
+  };
+}
+
+async function measureVariant(
+  context: BenchContext,
+  v: Variant,
+  envFor: (run: number) => Promise<Record<string, string>>,
+): Promise<ScenarioEntry> {
+  const runs: { ms: number; peakMb: number }[] = [];
+  for (let i = 0; i < RUNS; i++) runs.push(await runOnce(await envFor(i), i));
+  const row = entry(v, runs);
+  context.log(
+    `operator command ${v.label}: ${runs.map((r) => `${r.ms.toFixed(0)} ms, ${r.peakMb.toFixed(1)} MB`).join('; ')}`,
+  );
+  return row;
+}
+
+/** Scenario 0b. */
+export const operatorCommandScenario: Scenario = {
+  id: 'operator-command',
+  entries: (): PlannedEntry[] =>
+    VARIANTS.map((v) => ({
+      name: nameOf(v),
+      baseline: BASELINE,
+      target: targetOf(v),
+    })),
+  async run(context) {
+    const root = await mkdtemp(join(tmpdir(), 'cqs-bench-operator-'));
+    const removeRoot = deferCleanup(() => rm(root, { recursive: true, force: true }));
+    const out: ScenarioEntry[] = [];
+    try {
+      const dirs = Array.from({ length: RUNS }, (_, i) => join(root, `data-${i}`));
+      const [first, again] = VARIANTS;
+      out.push(await measureVariant(context, first, async (i) => ({ DATA_DIR: dirs[i] as string })));
+      out.push(await measureVariant(context, again, async (i) => ({ DATA_DIR: dirs[i] as string })));
+      if (context.postgres) {
+        const db = await createScratchDatabase(context.settings.postgresUrl, 'operator');
+        try {
+          const env = { DATABASE_URL: db.url };
+          await runNode('migrate', MAIN, ['migrate'], childEnv(env));
+          out.push(await measureVariant(context, VARIANTS[2], async () => env));
+        } finally {
+          await db.drop();
+        }
+      } else {
+        const v = VARIANTS[2];
+        out.push({
+          ...entry(v, [{ ms: 0, peakMb: 0 }]),
+          p50_ms: null,
+          peak_rss_mb: null,
+          met: 'skipped: PostgreSQL not reachable',
+        });
+      }
+      return out;
+    } finally {
+      await removeRoot();
+    }
+  },
+};
