@@ -1,7 +1,7 @@
 /**
  * Scenario 0: the first start of `cqs serve` on a new, empty embedded data directory, as `npm start` makes
  * it (the database created, migrated and the demo company bootstrapped), judged on its peak RSS: item 5's
- * bound counts start-up.
+ * bound counts start-up. Then scenario 0b, the start of an operator command (operator-command.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,7 @@ import { spawnNode, waitForHttp } from '../lib/process.ts';
 import type { ScenarioEntry } from '../lib/report.ts';
 import { readPeakRssMb, readRssMb } from '../lib/rss.ts';
 import { childEnv, MAIN } from '../lib/service.ts';
+import { measureOperatorCommands, operatorCommandEntries } from './operator-command.ts';
 import type { Scenario } from './scenario.ts';
 
 const NAME =
@@ -25,7 +26,7 @@ const SETTLE_MS = 2000;
 /** Scenario 0. */
 export const firstStartScenario: Scenario = {
   id: 'first-start',
-  entries: () => [{ name: NAME, baseline: BASELINE, target: TARGET }],
+  entries: () => [{ name: NAME, baseline: BASELINE, target: TARGET }, ...operatorCommandEntries()],
   async run(context) {
     const dataDir = await mkdtemp(join(tmpdir(), 'cqs-bench-first-'));
     const removeDir = deferCleanup(() => rm(dataDir, { recursive: true, force: true }));
@@ -57,7 +58,8 @@ export const firstStartScenario: Scenario = {
         target: TARGET,
         met: peak !== undefined && peak <= MAX_PEAK_MB,
       };
-      return [entry];
+      await child.stop();
+      return [entry, ...(await measureOperatorCommands(context))];
     } finally {
       await child.stop();
       await removeDir();

@@ -8,7 +8,6 @@ import { firstStartScenario } from './first-start.ts';
 import { growthScenario } from './growth.ts';
 import { handoffScenario } from './handoff.ts';
 import { handoffFullCacheScenario } from './handoff-full-cache.ts';
-import { operatorCommandScenario } from './operator-command.ts';
 import { productsScenario } from './products.ts';
 import { recordingScenario } from './recording.ts';
 import type { Scenario } from './scenario.ts';
@@ -18,7 +17,6 @@ import { webhooksScenario } from './webhooks.ts';
 /** The scenarios `npm run bench` runs (or `--only` picks from). */
 export const SCENARIOS: Scenario[] = [
   firstStartScenario,
-  operatorCommandScenario,
   productsScenario,
   createPostgresScenario,
   createEmbeddedScenario,

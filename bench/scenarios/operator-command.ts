@@ -1,8 +1,8 @@
 /**
- * Scenario 0b: an operator command, `cqs company create`, as README tells a new user to run it: on a new
- * embedded data directory (which it creates and migrates), on that directory again, and on a migrated
- * PostgreSQL database. Judged on its peak RSS against item 5's bounds for the service, since it runs on the
- * same small box; its time until it exits is reported.
+ * Scenario 0b, part of `first-start` (another start of a `cqs` process): an operator command, `cqs company
+ * create`, as README tells a new user to run it: on a new embedded data directory (which it creates and
+ * migrates), on that directory again, and on a migrated PostgreSQL database. Judged on its peak RSS against
+ * item 5's bounds for the service, since it runs on the same small box; its time until it exits is reported.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { runNode, spawnNode } from '../lib/process.ts';
 import type { ScenarioEntry } from '../lib/report.ts';
 import { readPeakRssMb } from '../lib/rss.ts';
 import { childEnv, MAIN } from '../lib/service.ts';
-import type { BenchContext, PlannedEntry, Scenario } from './scenario.ts';
+import type { BenchContext, PlannedEntry } from './scenario.ts';
 
 /** Runs of each variant: the row's p50 is their median time, its peak their highest. */
 const RUNS = 3;
@@ -86,45 +86,40 @@ async function measureVariant(
   return row;
 }
 
-/** Scenario 0b. */
-export const operatorCommandScenario: Scenario = {
-  id: 'operator-command',
-  entries: (): PlannedEntry[] =>
-    VARIANTS.map((v) => ({
-      name: nameOf(v),
-      baseline: BASELINE,
-      target: targetOf(v),
-    })),
-  async run(context) {
-    const root = await mkdtemp(join(tmpdir(), 'cqs-bench-operator-'));
-    const removeRoot = deferCleanup(() => rm(root, { recursive: true, force: true }));
-    const out: ScenarioEntry[] = [];
-    try {
-      const dirs = Array.from({ length: RUNS }, (_, i) => join(root, `data-${i}`));
-      const [first, again] = VARIANTS;
-      out.push(await measureVariant(context, first, async (i) => ({ DATA_DIR: dirs[i] as string })));
-      out.push(await measureVariant(context, again, async (i) => ({ DATA_DIR: dirs[i] as string })));
-      if (context.postgres) {
-        const db = await createScratchDatabase(context.settings.postgresUrl, 'operator');
-        try {
-          const env = { DATABASE_URL: db.url };
-          await runNode('migrate', MAIN, ['migrate'], childEnv(env));
-          out.push(await measureVariant(context, VARIANTS[2], async () => env));
-        } finally {
-          await db.drop();
-        }
-      } else {
-        const v = VARIANTS[2];
-        out.push({
-          ...entry(v, [{ ms: 0, peakMb: 0 }]),
-          p50_ms: null,
-          peak_rss_mb: null,
-          met: 'skipped: PostgreSQL not reachable',
-        });
+/** The rows of scenario 0b. */
+export const operatorCommandEntries = (): PlannedEntry[] =>
+  VARIANTS.map((v) => ({ name: nameOf(v), baseline: BASELINE, target: targetOf(v) }));
+
+/** Measures scenario 0b. */
+export async function measureOperatorCommands(context: BenchContext): Promise<ScenarioEntry[]> {
+  const root = await mkdtemp(join(tmpdir(), 'cqs-bench-operator-'));
+  const removeRoot = deferCleanup(() => rm(root, { recursive: true, force: true }));
+  const out: ScenarioEntry[] = [];
+  try {
+    const dirs = Array.from({ length: RUNS }, (_, i) => join(root, `data-${i}`));
+    const [first, again] = VARIANTS;
+    out.push(await measureVariant(context, first, async (i) => ({ DATA_DIR: dirs[i] as string })));
+    out.push(await measureVariant(context, again, async (i) => ({ DATA_DIR: dirs[i] as string })));
+    if (context.postgres) {
+      const db = await createScratchDatabase(context.settings.postgresUrl, 'operator');
+      try {
+        const env = { DATABASE_URL: db.url };
+        await runNode('migrate', MAIN, ['migrate'], childEnv(env));
+        out.push(await measureVariant(context, VARIANTS[2], async () => env));
+      } finally {
+        await db.drop();
       }
-      return out;
-    } finally {
-      await removeRoot();
+    } else {
+      const v = VARIANTS[2];
+      out.push({
+        ...entry(v, [{ ms: 0, peakMb: 0 }]),
+        p50_ms: null,
+        peak_rss_mb: null,
+        met: 'skipped: PostgreSQL not reachable',
+      });
     }
-  },
-};
+    return out;
+  } finally {
+    await removeRoot();
+  }
+}
