@@ -58,6 +58,7 @@ export const firstStartScenario: Scenario = {
         target: TARGET,
         met: peak !== undefined && peak <= MAX_PEAK_MB,
       };
+      // Stopped first, so the operator commands do not share the cores with it.
       await child.stop();
       return [entry, ...(await measureOperatorCommands(context))];
     } finally {

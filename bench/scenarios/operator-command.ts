@@ -112,9 +112,15 @@ export async function measureOperatorCommands(context: BenchContext): Promise<Sc
     } else {
       const v = VARIANTS[2];
       out.push({
-        ...entry(v, [{ ms: 0, peakMb: 0 }]),
+        name: nameOf(v),
+        rps: null,
         p50_ms: null,
+        p99_ms: null,
+        errors: null,
         peak_rss_mb: null,
+        baseline: { name: BASELINE, rps: null },
+        ratio: null,
+        target: targetOf(v),
         met: 'skipped: PostgreSQL not reachable',
       });
     }

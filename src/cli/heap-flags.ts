@@ -2,10 +2,10 @@
  * V8 flags of `cqs serve`, which can only be given when the isolate is made: the process replaces its own
  * image (same pid, same stdio) with one started with them, unless the operator chose V8 flags of their own
  * (in the node arguments or NODE_OPTIONS) or the platform has no execve. Every other command that loads the
- * server's modules (the operator commands, `migrate`, `--help`) runs with them too: without them, `cqs
- * company create` peaked at 650-775 MB on the embedded database (PGlite's WebAssembly optimised by TurboFan,
- * below) and 300 MB on PostgreSQL (the young generation grown to its full size by loading the modules), and
- * V8 takes the compile cache's code only under the flags it was made with.
+ * server's modules (the operator commands, `migrate`, `embedded-template`, `prepare`, `--help`) runs with
+ * them too: without them, `cqs company create` peaked at 650-775 MB on the embedded database (PGlite's
+ * WebAssembly optimised by TurboFan, below) and 300 MB on PostgreSQL (the young generation grown to its full
+ * size by loading the modules), and V8 takes the compile cache's code only under the flags it was made with.
  *
  * - V8 sizes the young generation from the machine's memory: with 16 GB or more its semi-spaces grow to
  *   64 MB each under start-up's and a busy server's allocation, and the pages they touched stay resident
