@@ -26,11 +26,14 @@ export interface RssSampler {
   stop(): number | undefined;
 }
 
-/** Samples the process's VmRSS every `intervalMs` until stopped. */
-export function sampleRss(pid: number, intervalMs = 100): RssSampler {
+/**
+ * Samples the process's VmRSS (or VmHWM, whose last read before a short-lived process exits stands for its
+ * peak) every `intervalMs` until stopped.
+ */
+export function sampleRss(pid: number, intervalMs = 100, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): RssSampler {
   let peak: number | undefined;
   const take = () => {
-    const mb = readRssMb(pid);
+    const mb = readStatusMb(pid, field);
     if (mb !== undefined && (peak === undefined || mb > peak)) peak = mb;
   };
   take();

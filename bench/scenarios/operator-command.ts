@@ -10,20 +10,20 @@ import { join } from 'node:path';
 import { deferCleanup } from '../lib/cleanup.ts';
 import { createScratchDatabase } from '../lib/postgres.ts';
 import { runNode, spawnNode } from '../lib/process.ts';
-import type { ScenarioEntry } from '../lib/report.ts';
-import { readPeakRssMb } from '../lib/rss.ts';
+import { type ScenarioEntry, unmeasuredEntry } from '../lib/report.ts';
+import { sampleRss } from '../lib/rss.ts';
 import { childEnv, MAIN } from '../lib/service.ts';
 import type { BenchContext, PlannedEntry } from './scenario.ts';
 
 /** Runs of each variant: the row's p50 is their median time, its peak their highest. */
 const RUNS = 3;
-/** How often the child's VmHWM is read; the last read before it exits stands for its peak. */
+/** How often the child's VmHWM is read (it only grows within one image; the process replaces its image once). */
 const SAMPLE_MS = 5;
 
 const VARIANTS = [
-  { id: 'first', label: 'on a new embedded data directory', maxPeakMb: 400 },
-  { id: 'again', label: 'on that embedded data directory again', maxPeakMb: 400 },
-  { id: 'postgres', label: 'on PostgreSQL', maxPeakMb: 150 },
+  { label: 'on a new embedded data directory', maxPeakMb: 400 },
+  { label: 'on that embedded data directory again', maxPeakMb: 400 },
+  { label: 'on PostgreSQL', maxPeakMb: 150 },
 ] as const;
 type Variant = (typeof VARIANTS)[number];
 
@@ -41,18 +41,12 @@ async function runOnce(env: Record<string, string>, n: number): Promise<{ ms: nu
     ['company', 'create', `Bench Operator ${n}`],
     childEnv(env),
   );
-  let peak = 0;
-  const take = () => {
-    // VmHWM only grows within one image; the process replaces its image once (src/cli/heap-flags.ts).
-    peak = Math.max(peak, readPeakRssMb(child.pid) ?? 0);
-  };
-  const timer = setInterval(take, SAMPLE_MS);
-  take();
+  const sampler = sampleRss(child.pid, SAMPLE_MS, 'VmHWM');
   const code = await child.exited;
-  clearInterval(timer);
+  const peak = sampler.stop();
   const ms = performance.now() - started;
   if (code !== 0) throw new Error(`cqs company create exited with ${code}:\n${child.output()}`);
-  return { ms, peakMb: peak };
+  return { ms, peakMb: peak ?? 0 };
 }
 
 function entry(v: Variant, runs: { ms: number; peakMb: number }[]): ScenarioEntry {
@@ -75,10 +69,10 @@ function entry(v: Variant, runs: { ms: number; peakMb: number }[]): ScenarioEntr
 async function measureVariant(
   context: BenchContext,
   v: Variant,
-  envFor: (run: number) => Promise<Record<string, string>>,
+  envFor: (run: number) => Record<string, string>,
 ): Promise<ScenarioEntry> {
   const runs: { ms: number; peakMb: number }[] = [];
-  for (let i = 0; i < RUNS; i++) runs.push(await runOnce(await envFor(i), i));
+  for (let i = 0; i < RUNS; i++) runs.push(await runOnce(envFor(i), i));
   const row = entry(v, runs);
   context.log(
     `operator command ${v.label}: ${runs.map((r) => `${r.ms.toFixed(0)} ms, ${r.peakMb.toFixed(1)} MB`).join('; ')}`,
@@ -98,31 +92,20 @@ export async function measureOperatorCommands(context: BenchContext): Promise<Sc
   try {
     const dirs = Array.from({ length: RUNS }, (_, i) => join(root, `data-${i}`));
     const [first, again] = VARIANTS;
-    out.push(await measureVariant(context, first, async (i) => ({ DATA_DIR: dirs[i] as string })));
-    out.push(await measureVariant(context, again, async (i) => ({ DATA_DIR: dirs[i] as string })));
+    out.push(await measureVariant(context, first, (i) => ({ DATA_DIR: dirs[i] as string })));
+    out.push(await measureVariant(context, again, (i) => ({ DATA_DIR: dirs[i] as string })));
     if (context.postgres) {
       const db = await createScratchDatabase(context.settings.postgresUrl, 'operator');
       try {
         const env = { DATABASE_URL: db.url };
         await runNode('migrate', MAIN, ['migrate'], childEnv(env));
-        out.push(await measureVariant(context, VARIANTS[2], async () => env));
+        out.push(await measureVariant(context, VARIANTS[2], () => env));
       } finally {
         await db.drop();
       }
     } else {
       const v = VARIANTS[2];
-      out.push({
-        name: nameOf(v),
-        rps: null,
-        p50_ms: null,
-        p99_ms: null,
-        errors: null,
-        peak_rss_mb: null,
-        baseline: { name: BASELINE, rps: null },
-        ratio: null,
-        target: targetOf(v),
-        met: 'skipped: PostgreSQL not reachable',
-      });
+      out.push(unmeasuredEntry(nameOf(v), BASELINE, targetOf(v), 'skipped: PostgreSQL not reachable'));
     }
     return out;
   } finally {
