@@ -3,6 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { finalizeStaleHandoffs } from '../src/adapters/db/repositories/call-handoffs.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { finalizeStaleHandoffRecords } from '../src/domain/handoffs/records.ts';
 import { startService } from '../src/server.ts';
@@ -48,6 +50,23 @@ for (const backend of BACKENDS) {
         0,
         'a second sweep is a no-op',
       );
+    });
+
+    it('finalizes no more records a statement than its batch, even when the table was analysed nearly empty', async () => {
+      // Statistics of a near-empty table make PostgreSQL plan a pick inside `(company_id, id) in (…)` as
+      // the inner side of a nested loop, run again for each record: each run skipped what the runs before
+      // had locked, and one statement finalized every stale record.
+      const c = await h.company();
+      const db = h.services.database.db;
+      await createRecord(h, c);
+      await db.execute(sql`analyze call_handoffs`);
+      for (let n = 0; n < 20; n++) await createRecord(h, c);
+      await sleep(1100);
+      for (const limit of [1, 2, 3]) {
+        const rows = await finalizeStaleHandoffs(db, 1, limit);
+        assert.equal(rows.length, limit, `a batch of ${limit} finalized ${rows.length} records`);
+      }
+      assert.ok((await finalizeStaleHandoffRecords(db, 1)) >= 15, 'the sweep finalizes the rest');
     });
 
     it('wakes a long-polling reader when the periodic sweeper finalizes the record', async (t) => {

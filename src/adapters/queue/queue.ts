@@ -112,11 +112,16 @@ const secondsFromNow = (seconds: number) => sql`now() + make_interval(secs => ${
  * still holding a lease it never released lost its worker: it is taken even on its last attempt, so that
  * it is declared dead (and its dedupe key freed) instead of lingering. $3 / $4: JSON arrays of the kinds
  * taken only / not taken, or null; $5: what the payload must contain, or null.
+ *
+ * The due jobs are picked in a MATERIALIZED CTE, evaluated once. As `where id in (select … limit $1 for
+ * update skip locked)` the planner may run the pick again for each job row (a nested-loop semi-join, chosen
+ * when `jobs` was last analysed nearly empty), and each run skips the rows the runs before it locked: a claim
+ * of 1 took every due job, so the worker ran them all at once past WORKER_CONCURRENCY, and transcripts'
+ * analyses were no longer batched (one claim, read and write per call/create instead of per fifty).
  */
 const CLAIM = prepared(
   'jobs_claim',
-  `update jobs set locked_until = now() + make_interval(secs => $2::double precision), attempts = attempts + 1
-   where id in (
+  `with due as materialized (
      select id from jobs
      where run_at <= now() and (locked_until is null or locked_until < now())
        and (attempts < max_attempts or locked_until is not null)
@@ -126,7 +131,9 @@ const CLAIM = prepared(
      order by run_at, id
      limit $1::int
      for update skip locked)
-   returning id, company_id, kind, payload, attempts, max_attempts, last_error`,
+   update jobs j set locked_until = now() + make_interval(secs => $2::double precision), attempts = j.attempts + 1
+   from due where j.id = due.id
+   returning j.id, j.company_id, j.kind, j.payload, j.attempts, j.max_attempts, j.last_error`,
 );
 
 /**

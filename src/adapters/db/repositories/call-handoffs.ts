@@ -4,9 +4,10 @@
  * statement, so concurrent writers queue on the row lock and none loses another's keys; the
  * `call_handoffs_guard` trigger (migration 0001) refuses any change to a final record with CQ409.
  */
-import { and, asc, eq, lt, not, type SQL, sql } from 'drizzle-orm';
+import { and, eq, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../database.ts';
+import { rowsOf } from '../prepared.ts';
 import { callHandoffs } from '../schema.ts';
 
 /** A record as the repository returns it; times are ISO 8601 strings in UTC with microseconds. */
@@ -125,34 +126,32 @@ export async function finalizeHandoff(
 
 /**
  * Finalizes up to `limit` records of any company that were created more than `staleAfterSeconds` ago and
- * are still partial; returns how many. Rows a writer holds right now are skipped (SKIP LOCKED) and left
- * for the next sweep, so sweeps of several processes never wait on writers or on each other.
+ * are still partial; returns them. Rows a writer holds right now are skipped (SKIP LOCKED) and left for the
+ * next sweep, so sweeps of several processes never wait on writers or on each other. The records are
+ * picked in a MATERIALIZED CTE, evaluated once: as `(company_id, id) in (select … limit … for update skip
+ * locked)` the planner may run the pick again for each record (a nested-loop semi-join, chosen when
+ * `call_handoffs` was last analysed nearly empty), each run skipping what the runs before locked, and a
+ * batch of `limit` finalized every stale record in one statement.
  */
 export async function finalizeStaleHandoffs(
   db: Db,
   staleAfterSeconds: number,
   limit: number,
 ): Promise<{ companyId: string; id: string; conversationUuid: string | null }[]> {
-  const stale = db
-    .select({ companyId: callHandoffs.companyId, id: callHandoffs.id })
-    .from(callHandoffs)
-    .where(
-      and(
-        not(callHandoffs.final),
-        lt(callHandoffs.createdAt, sql`now() - make_interval(secs => ${staleAfterSeconds})`),
-      ),
-    )
-    .orderBy(asc(callHandoffs.createdAt))
-    .limit(limit)
-    .for('update', { skipLocked: true });
-  const rows = await db
-    .update(callHandoffs)
-    .set({ final: true })
-    .where(and(not(callHandoffs.final), sql`(${callHandoffs.companyId}, ${callHandoffs.id}) in ${stale}`))
-    .returning({
-      companyId: callHandoffs.companyId,
-      id: callHandoffs.id,
-      conversationUuid: callHandoffs.conversationUuid,
-    });
-  return rows;
+  const result = await db.execute(sql`
+    with stale as materialized (
+      select company_id, id from call_handoffs
+        where not final and created_at < now() - make_interval(secs => ${staleAfterSeconds})
+        order by created_at
+        limit ${limit}
+        for update skip locked)
+    update call_handoffs h set final = true
+      from stale
+      where h.company_id = stale.company_id and h.id = stale.id and not h.final
+      returning h.company_id, h.id, h.conversation_uuid`);
+  return rowsOf(result).map((row) => ({
+    companyId: String(row.company_id),
+    id: String(row.id),
+    conversationUuid: row.conversation_uuid == null ? null : String(row.conversation_uuid),
+  }));
 }
