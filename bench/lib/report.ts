@@ -133,6 +133,37 @@ export function latencyEntry(options: {
   };
 }
 
+/** The target of a row judged on one process's peak RSS alone. */
+export const peakTarget = (maxPeakMb: number): string => `peak ≤ ${maxPeakMb} MB`;
+
+/**
+ * An entry judged on one process's peak RSS (a start or a command, not a load): `ms`, how long it took, is
+ * its p50; met when the peak was read and stays at or under `maxPeakMb`. `idleMb` is a key of the entry only
+ * when given (null when it could not be read).
+ */
+export function peakEntry(options: {
+  name: string;
+  ms: number;
+  idleMb?: number | undefined;
+  peakMb: number | undefined;
+  maxPeakMb: number;
+}): ScenarioEntry {
+  const { peakMb } = options;
+  return {
+    name: options.name,
+    rps: null,
+    p50_ms: Math.round(options.ms),
+    p99_ms: null,
+    errors: 0,
+    ...('idleMb' in options ? { idle_rss_mb: finite(options.idleMb, 1) } : {}),
+    peak_rss_mb: finite(peakMb, 1),
+    baseline: { name: '—', rps: null },
+    ratio: null,
+    target: peakTarget(options.maxPeakMb),
+    met: peakMb !== undefined && peakMb <= options.maxPeakMb,
+  };
+}
+
 /** An entry that could not be measured: `why` starts with "skipped:" or "failed:". */
 export function unmeasuredEntry(
   name: string,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { freePort } from '../../test/helpers/process.ts';
 import { deferCleanup } from '../lib/cleanup.ts';
 import { spawnNode, waitForHttp } from '../lib/process.ts';
-import type { ScenarioEntry } from '../lib/report.ts';
+import { peakEntry, peakTarget } from '../lib/report.ts';
 import { readPeakRssMb, readRssMb } from '../lib/rss.ts';
 import { childEnv, MAIN } from '../lib/service.ts';
 import { measureOperatorCommands, operatorCommandEntries } from './operator-command.ts';
@@ -18,15 +18,16 @@ import type { Scenario } from './scenario.ts';
 const NAME =
   '0 first start on a new embedded data directory (p50 = ms until ready; idle RSS 2 s after; peak RSS = VmHWM)';
 const MAX_PEAK_MB = 400;
-const TARGET = `peak ≤ ${MAX_PEAK_MB} MB`;
-const BASELINE = '—';
 /** How long after ready the idle RSS is read. */
 const SETTLE_MS = 2000;
 
 /** Scenario 0. */
 export const firstStartScenario: Scenario = {
   id: 'first-start',
-  entries: () => [{ name: NAME, baseline: BASELINE, target: TARGET }, ...operatorCommandEntries()],
+  entries: () => [
+    { name: NAME, baseline: '—', target: peakTarget(MAX_PEAK_MB) },
+    ...operatorCommandEntries(),
+  ],
   async run(context) {
     const dataDir = await mkdtemp(join(tmpdir(), 'cqs-bench-first-'));
     const removeDir = deferCleanup(() => rm(dataDir, { recursive: true, force: true }));
@@ -45,19 +46,13 @@ export const firstStartScenario: Scenario = {
       const peak = readPeakRssMb(child.pid);
       const idle = readRssMb(child.pid);
       context.log(`first start: ready in ${readyMs.toFixed(0)} ms, peak RSS ${peak?.toFixed(1)} MB`);
-      const entry: ScenarioEntry = {
+      const entry = peakEntry({
         name: NAME,
-        rps: null,
-        p50_ms: Math.round(readyMs),
-        p99_ms: null,
-        errors: 0,
-        idle_rss_mb: idle === undefined ? null : Math.round(idle * 10) / 10,
-        peak_rss_mb: peak === undefined ? null : Math.round(peak * 10) / 10,
-        baseline: { name: BASELINE, rps: null },
-        ratio: null,
-        target: TARGET,
-        met: peak !== undefined && peak <= MAX_PEAK_MB,
-      };
+        ms: readyMs,
+        idleMb: idle,
+        peakMb: peak,
+        maxPeakMb: MAX_PEAK_MB,
+      });
       // Stopped first, so the operator commands do not share the cores with it.
       await child.stop();
       return [entry, ...(await measureOperatorCommands(context))];

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { deferCleanup } from '../lib/cleanup.ts';
 import { createScratchDatabase } from '../lib/postgres.ts';
 import { runNode, spawnNode } from '../lib/process.ts';
-import { type ScenarioEntry, unmeasuredEntry } from '../lib/report.ts';
+import { peakEntry, peakTarget, type ScenarioEntry, unmeasuredEntry } from '../lib/report.ts';
 import { sampleRss } from '../lib/rss.ts';
 import { childEnv, MAIN } from '../lib/service.ts';
 import type { BenchContext, PlannedEntry } from './scenario.ts';
@@ -30,10 +30,12 @@ type Variant = (typeof VARIANTS)[number];
 const BASELINE = '—';
 const nameOf = (v: Variant) =>
   `0b operator command cqs company create ${v.label} (p50 = ms until it exits; peak RSS = VmHWM)`;
-const targetOf = (v: Variant) => `peak ≤ ${v.maxPeakMb} MB`;
 
-/** One run of `cqs company create` with `env`: how long it took and its peak RSS (MB). */
-async function runOnce(env: Record<string, string>, n: number): Promise<{ ms: number; peakMb: number }> {
+/** One run of `cqs company create` with `env`: how long it took and its peak RSS (MB; unread: undefined). */
+async function runOnce(
+  env: Record<string, string>,
+  n: number,
+): Promise<{ ms: number; peakMb: number | undefined }> {
   const started = performance.now();
   const child = spawnNode(
     'operator command',
@@ -43,27 +45,21 @@ async function runOnce(env: Record<string, string>, n: number): Promise<{ ms: nu
   );
   const sampler = sampleRss(child.pid, SAMPLE_MS, 'VmHWM');
   const code = await child.exited;
-  const peak = sampler.stop();
+  const peakMb = sampler.stop();
   const ms = performance.now() - started;
   if (code !== 0) throw new Error(`cqs company create exited with ${code}:\n${child.output()}`);
-  return { ms, peakMb: peak ?? 0 };
+  return { ms, peakMb };
 }
 
-function entry(v: Variant, runs: { ms: number; peakMb: number }[]): ScenarioEntry {
+function entry(v: Variant, runs: { ms: number; peakMb: number | undefined }[]): ScenarioEntry {
   const times = runs.map((r) => r.ms).sort((a, b) => a - b);
-  const peak = Math.max(...runs.map((r) => r.peakMb));
-  return {
+  const peaks = runs.map((r) => r.peakMb);
+  return peakEntry({
     name: nameOf(v),
-    rps: null,
-    p50_ms: Math.round(times[Math.floor(times.length / 2)] as number),
-    p99_ms: null,
-    errors: 0,
-    peak_rss_mb: Math.round(peak * 10) / 10,
-    baseline: { name: BASELINE, rps: null },
-    ratio: null,
-    target: targetOf(v),
-    met: peak > 0 && peak <= v.maxPeakMb,
-  };
+    ms: times[Math.floor(times.length / 2)] as number,
+    peakMb: peaks.includes(undefined) ? undefined : Math.max(...(peaks as number[])),
+    maxPeakMb: v.maxPeakMb,
+  });
 }
 
 async function measureVariant(
@@ -71,18 +67,18 @@ async function measureVariant(
   v: Variant,
   envFor: (run: number) => Record<string, string>,
 ): Promise<ScenarioEntry> {
-  const runs: { ms: number; peakMb: number }[] = [];
+  const runs: { ms: number; peakMb: number | undefined }[] = [];
   for (let i = 0; i < RUNS; i++) runs.push(await runOnce(envFor(i), i));
   const row = entry(v, runs);
   context.log(
-    `operator command ${v.label}: ${runs.map((r) => `${r.ms.toFixed(0)} ms, ${r.peakMb.toFixed(1)} MB`).join('; ')}`,
+    `operator command ${v.label}: ${runs.map((r) => `${r.ms.toFixed(0)} ms, ${r.peakMb?.toFixed(1)} MB`).join('; ')}`,
   );
   return row;
 }
 
 /** The rows of scenario 0b. */
 export const operatorCommandEntries = (): PlannedEntry[] =>
-  VARIANTS.map((v) => ({ name: nameOf(v), baseline: BASELINE, target: targetOf(v) }));
+  VARIANTS.map((v) => ({ name: nameOf(v), baseline: BASELINE, target: peakTarget(v.maxPeakMb) }));
 
 /** Measures scenario 0b. */
 export async function measureOperatorCommands(context: BenchContext): Promise<ScenarioEntry[]> {
@@ -105,7 +101,9 @@ export async function measureOperatorCommands(context: BenchContext): Promise<Sc
       }
     } else {
       const v = VARIANTS[2];
-      out.push(unmeasuredEntry(nameOf(v), BASELINE, targetOf(v), 'skipped: PostgreSQL not reachable'));
+      out.push(
+        unmeasuredEntry(nameOf(v), BASELINE, peakTarget(v.maxPeakMb), 'skipped: PostgreSQL not reachable'),
+      );
     }
     return out;
   } finally {
