@@ -128,10 +128,8 @@ export async function finalizeHandoff(
  * Finalizes up to `limit` records of any company that were created more than `staleAfterSeconds` ago and
  * are still partial; returns them. Rows a writer holds right now are skipped (SKIP LOCKED) and left for the
  * next sweep, so sweeps of several processes never wait on writers or on each other. The records are
- * picked in a MATERIALIZED CTE, evaluated once: as `(company_id, id) in (select … limit … for update skip
- * locked)` the planner may run the pick again for each record (a nested-loop semi-join, chosen when
- * `call_handoffs` was last analysed nearly empty), each run skipping what the runs before locked, and a
- * batch of `limit` finalized every stale record in one statement.
+ * picked in a MATERIALIZED CTE, evaluated once, for the reason the queue's claim is (queue.ts): as
+ * `(company_id, id) in (select … limit … for update skip locked)` a batch finalized every stale record.
  */
 export async function finalizeStaleHandoffs(
   db: Db,
