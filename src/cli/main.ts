@@ -1,5 +1,6 @@
 /** The `cqs` command line: serving, migrating, operator and integrator commands. */
 import { Command } from 'commander';
+import { useDrizzleResolve } from './drizzle-resolve.ts';
 import { CliError } from './output.ts';
 import { useTypeboxBundle } from './typebox-bundle.ts';
 
@@ -14,6 +15,8 @@ if (!CLIENT_ONLY.has(process.argv[2] ?? '')) {
 }
 // Before any module imports TypeBox (the commands below are imported dynamically, after it).
 useTypeboxBundle();
+// Before any module imports drizzle-orm: its 423 modules would each cost a parse of its 179 kB package.json.
+useDrizzleResolve();
 
 const program = new Command('cqs')
   .description('Call Quality Service: run the service and provision companies, users, products and keys.')
