@@ -4,13 +4,10 @@
  * imports left alone, and the hook in place in a cqs process.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { pathToFileURL } from 'node:url';
 import { drizzleScopeUrl, resolveInScope } from '../src/cli/drizzle-resolve.ts';
-import { CLI_MAIN } from './helpers/process.ts';
+import { plainEnv, traceCqsHelp } from './helpers/module-trace.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const MODULE = new URL('../src/cli/drizzle-resolve.ts', import.meta.url).href;
@@ -21,13 +18,6 @@ const ENTRIES = [
   'drizzle-orm/node-postgres',
   'drizzle-orm/node-postgres/migrator',
 ];
-
-/** This process's environment without NODE_OPTIONS, so a child has no import hooks but its own. */
-function plainEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  delete env.NODE_OPTIONS;
-  return env;
-}
 
 describe('drizzle-orm resolve hook', () => {
   const tempDir = tempDirs();
@@ -88,35 +78,21 @@ describe('drizzle-orm resolve hook', () => {
 
   // The bench and the tests start cli/main.ts, not bin/cqs.js: the hook must be registered there.
   it('resolves drizzle-orm’s relative imports in a cqs process', async () => {
-    const dir = await tempDir('cqs-drizzle-resolve-');
-    const log = join(dir, 'seen.txt');
-    const hook = join(dir, 'hook.mjs');
-    writeFileSync(log, '');
-    // Registered first, so it runs after any hook the process registers later, and sees what they pass on.
-    writeFileSync(
-      hook,
-      `import { registerHooks } from 'node:module';
-      import { appendFileSync } from 'node:fs';
-      registerHooks({
+    const seen = traceCqsHelp(
+      await tempDir('cqs-drizzle-resolve-'),
+      `{
         resolve(specifier, context, next) {
           if (context.parentURL?.includes('/node_modules/drizzle-orm/') && specifier.startsWith('.')) {
-            appendFileSync(${JSON.stringify(log)}, 'resolve ' + specifier + '\\n');
+            log('resolve ' + specifier);
           }
           return next(specifier, context);
         },
         load(url, context, next) {
-          if (url.includes('/node_modules/drizzle-orm/')) appendFileSync(${JSON.stringify(log)}, 'load ' + url + '\\n');
+          if (url.includes('/node_modules/drizzle-orm/')) log('load ' + url);
           return next(url, context);
         },
-      });`,
+      }`,
     );
-    // Its help loads the serve commands, and with them the database adapter.
-    const run = spawnSync(process.execPath, ['--import', pathToFileURL(hook).href, CLI_MAIN, '--help'], {
-      env: plainEnv(),
-      encoding: 'utf8',
-    });
-    assert.match(run.stdout, /serve/, run.stderr);
-    const seen = readFileSync(log, 'utf8').split('\n');
     assert.ok(seen.filter((line) => line.startsWith('load ')).length >= 100, 'drizzle-orm was not loaded');
     assert.deepEqual(
       seen.filter((line) => line.startsWith('resolve ')).slice(0, 5),

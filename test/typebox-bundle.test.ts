@@ -3,14 +3,14 @@
  * package with the same exports, and `typebox` imports resolved to it only when it exists.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { installedPackage } from '../src/adapters/installed-package.ts';
 import { makeTypeboxBundle } from '../src/cli/typebox-bundle.ts';
-import { CLI_MAIN } from './helpers/process.ts';
+import { plainEnv, traceCqsHelp } from './helpers/module-trace.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const BUNDLE_MODULE = new URL('../src/cli/typebox-bundle.ts', import.meta.url).href;
@@ -29,13 +29,6 @@ function packageFiles(): Map<string, string> {
       out.set(key === '.' ? 'typebox' : `typebox${key.slice(1)}`, pathToFileURL(join(dir, file)).href);
   }
   return out;
-}
-
-/** This process's environment without NODE_OPTIONS, so a child has no import hooks but its own. */
-function plainEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  delete env.NODE_OPTIONS;
-  return env;
 }
 
 /** Runs `script` (an ES module) in a new Node process with no import hooks of its own; returns its JSON. */
@@ -112,23 +105,10 @@ describe('TypeBox bundle', () => {
   // The bench and the tests start cli/main.ts, not bin/cqs.js: the bundle must be taken up there.
   it('is where a cqs process loads TypeBox from', async () => {
     const bundle = pathToFileURL(await makeTypeboxBundle()).href;
-    const dir = await tempDir('cqs-typebox-loads-');
-    const log = join(dir, 'loaded.txt');
-    const hook = join(dir, 'hook.mjs');
-    writeFileSync(log, '');
-    writeFileSync(
-      hook,
-      `import { registerHooks } from 'node:module';
-      import { appendFileSync } from 'node:fs';
-      registerHooks({ load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + '\\n'); return next(url, context); } });`,
+    const loaded = traceCqsHelp(
+      await tempDir('cqs-typebox-loads-'),
+      `{ load(url, context, next) { log(url); return next(url, context); } }`,
     );
-    // Its help loads the serve commands, and with them the server and its schemas.
-    const run = spawnSync(process.execPath, ['--import', pathToFileURL(hook).href, CLI_MAIN, '--help'], {
-      env: plainEnv(),
-      encoding: 'utf8',
-    });
-    assert.match(run.stdout, /serve/, run.stderr);
-    const loaded = readFileSync(log, 'utf8').split('\n');
     assert.ok(
       loaded.some((url) => url.startsWith(bundle)),
       'no module of the bundle was loaded',
