@@ -4,10 +4,9 @@
  * imports left alone, and the hook in place in a cqs process.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { drizzleScopeUrl, resolveInScope } from '../src/cli/drizzle-resolve.ts';
-import { plainEnv, traceCqsHelp } from './helpers/module-trace.ts';
+import { runChild, traceCqsHelp } from './helpers/module-trace.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const MODULE = new URL('../src/cli/drizzle-resolve.ts', import.meta.url).href;
@@ -24,12 +23,7 @@ describe('drizzle-orm resolve hook', () => {
 
   it('answers what Node resolves for every relative import of the entry points the service uses', () => {
     // A child with no hook of ours: each relative import is resolved the default way and compared.
-    const out = execFileSync(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        `
+    const result = runChild(`
         import { registerHooks } from 'node:module';
         const { drizzleScopeUrl, resolveInScope } = await import(${JSON.stringify(MODULE)});
         const scope = drizzleScopeUrl();
@@ -50,11 +44,7 @@ describe('drizzle-orm resolve hook', () => {
         });
         for (const entry of ${JSON.stringify(ENTRIES)}) await import(entry);
         process.stdout.write(JSON.stringify({ scope, compared, mismatches: mismatches.slice(0, 5) }));
-      `,
-      ],
-      { env: plainEnv(), encoding: 'utf8' },
-    );
-    const result = JSON.parse(out) as { scope: string; compared: number; mismatches: unknown[] };
+      `) as { scope: string; compared: number; mismatches: unknown[] };
     assert.ok(result.scope?.endsWith('/node_modules/drizzle-orm/'), result.scope);
     assert.ok(result.compared >= 100, `only ${result.compared} relative imports compared`);
     assert.deepEqual(result.mismatches, []);

@@ -3,14 +3,13 @@
  * package with the same exports, and `typebox` imports resolved to it only when it exists.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { installedPackage } from '../src/adapters/installed-package.ts';
 import { makeTypeboxBundle } from '../src/cli/typebox-bundle.ts';
-import { plainEnv, traceCqsHelp } from './helpers/module-trace.ts';
+import { runChild, traceCqsHelp } from './helpers/module-trace.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const BUNDLE_MODULE = new URL('../src/cli/typebox-bundle.ts', import.meta.url).href;
@@ -29,16 +28,6 @@ function packageFiles(): Map<string, string> {
       out.set(key === '.' ? 'typebox' : `typebox${key.slice(1)}`, pathToFileURL(join(dir, file)).href);
   }
   return out;
-}
-
-/** Runs `script` (an ES module) in a new Node process with no import hooks of its own; returns its JSON. */
-function runChild(script: string): unknown {
-  const env = plainEnv();
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-    env,
-    encoding: 'utf8',
-  });
-  return JSON.parse(out);
 }
 
 describe('TypeBox bundle', () => {

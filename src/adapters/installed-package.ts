@@ -8,6 +8,8 @@ export interface InstalledPackage {
   /** Its folder (the one holding its package.json). */
   dir: string;
   version: string;
+  /** Its package.json's `type` (`module` for one ES module scope), if it names one. */
+  type: string | undefined;
   /** `node_modules/.cache/call-quality-service` of the node_modules holding it: what `cqs prepare` makes. */
   cacheDir: string;
 }
@@ -22,8 +24,11 @@ export function installedPackage(name: string): InstalledPackage {
     const nodeModules = join(at, 'node_modules');
     const dir = join(nodeModules, name);
     if (existsSync(join(dir, 'package.json'))) {
-      const { version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string };
-      return { dir, version, cacheDir: join(nodeModules, '.cache', 'call-quality-service') };
+      const { version, type } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        version: string;
+        type?: string;
+      };
+      return { dir, version, type, cacheDir: join(nodeModules, '.cache', 'call-quality-service') };
     }
     const parent = dirname(at);
     if (parent === at) throw new Error(`cannot find the installed package ${name}`);

@@ -8,9 +8,8 @@
  * package.json), so a relative `.js` specifier in one of its files names that file, as a module: what the
  * default resolver answers, without the look-up. Bare specifiers and everything else go the default way.
  */
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { registerHooks } from 'node:module';
-import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { installedPackage } from '../adapters/installed-package.ts';
 
@@ -18,14 +17,12 @@ const PACKAGE = 'drizzle-orm';
 
 /** The file URL of the installed drizzle-orm's folder (with a trailing slash), or undefined if it is not one ES module scope. */
 export function drizzleScopeUrl(): string | undefined {
-  let dir: string;
   try {
-    dir = realpathSync(installedPackage(PACKAGE).dir);
+    const { dir, type } = installedPackage(PACKAGE);
+    return type === 'module' ? `${pathToFileURL(realpathSync(dir)).href}/` : undefined;
   } catch {
     return undefined;
   }
-  const { type } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { type?: string };
-  return type === 'module' ? `${pathToFileURL(dir).href}/` : undefined;
 }
 
 /** The URL a relative `.js` specifier names from a module inside `scopeUrl`, or undefined for any other import. */

@@ -1,9 +1,10 @@
 /**
  * What a `cqs` process does with its imports, seen from a module hook registered before its own (so it runs
- * after theirs): the TypeBox bundle's and drizzle-orm's resolve hook tests share it.
+ * after theirs), and scripts run in a Node process with no hooks: the TypeBox bundle's and drizzle-orm's
+ * resolve hook tests share them.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,6 +15,16 @@ export function plainEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
   return env;
+}
+
+/** Runs `script` (an ES module) in a new Node process with no import hooks of its own; returns its JSON. */
+export function runChild(script: string): unknown {
+  const env = plainEnv();
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    env,
+    encoding: 'utf8',
+  });
+  return JSON.parse(out);
 }
 
 /**
