@@ -32,6 +32,7 @@ export async function openServices(config: Config): Promise<Services> {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     timeouts: config.databaseTimeouts,
+    poolSize: config.databasePoolSize,
   });
   try {
     await database.migrate();

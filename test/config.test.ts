@@ -65,6 +65,13 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ UPLOAD_URL_EXPIRES_IN: '0' }), /UPLOAD_URL_EXPIRES_IN/);
   });
 
+  it('takes a pool of 1 to 1000 PostgreSQL connections, 10 by default', () => {
+    assert.equal(loadConfig({}).databasePoolSize, 10);
+    assert.equal(loadConfig({ DB_POOL_MAX: '3' }).databasePoolSize, 3);
+    assert.throws(() => loadConfig({ DB_POOL_MAX: '0' }), /DB_POOL_MAX/);
+    assert.throws(() => loadConfig({ DB_POOL_MAX: '1001' }), /DB_POOL_MAX/);
+  });
+
   it('needs a bucket for S3 storage', () => {
     assert.throws(() => loadConfig({ STORAGE_BACKEND: 's3' }), /S3_BUCKET/);
   });

@@ -89,6 +89,11 @@ export const EnvSchema = Type.Object({
   WEBHOOK_CONCURRENCY: Integer(1, 1024, 32),
   /** Milliseconds between the webhook fan-out's polls (it also wakes on every commit of events). */
   WEBHOOK_POLL_INTERVAL: Integer(50, 60_000, 1000),
+  /**
+   * PostgreSQL connections one process pools at most (its change listener holds one more). Processes behind
+   * one load balancer together must stay under the server's max_connections.
+   */
+  DB_POOL_MAX: Integer(1, 1000, 10),
   /** Seconds to connect to PostgreSQL or to wait for a free pooled connection (then 503). */
   DB_CONNECT_TIMEOUT: Integer(1, 600, 2),
   /** Seconds one PostgreSQL statement may run (server-side), or stay unanswered (the connection is dropped). */
@@ -164,6 +169,8 @@ export interface Config {
   trustProxy: false | string[];
   /** PostgreSQL time limits: a request answers 503 within connectMs + statementMs when the database is silent. */
   databaseTimeouts: { connectMs: number; statementMs: number; idleInTransactionMs: number };
+  /** PostgreSQL connections this process pools at most (DB_POOL_MAX). */
+  databasePoolSize: number;
   worker: boolean;
   workerPollIntervalMs: number;
   workerConcurrency: number;
@@ -305,6 +312,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       statementMs: e.DB_STATEMENT_TIMEOUT * 1000,
       idleInTransactionMs: e.DB_IDLE_IN_TRANSACTION_TIMEOUT * 1000,
     },
+    databasePoolSize: e.DB_POOL_MAX,
     worker: e.WORKER,
     workerPollIntervalMs: e.WORKER_POLL_INTERVAL,
     workerConcurrency: e.WORKER_CONCURRENCY,
