@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { post } from './helpers/calls.ts';
 import { startHarness } from './helpers/harness.ts';
 
 /** Connections the server has to the harness's database during 40 concurrent creates, at most. */
@@ -28,17 +29,12 @@ async function peakConnections(poolMax: string): Promise<number> {
     })();
     const answers = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        h.request({
-          method: 'POST',
-          url: '/api/v1/call/create',
-          key: c.key,
-          body: {
-            agent_email: c.agent.email,
-            product_id: c.productId,
-            conversation_id: `pool-${i}`,
-            transcript: [{ role: 'agent', text: 'Hello.', start: 0, stop: 1 }],
-            tags: [{ key: 'queue', type: 'string', value: 'billing' }],
-          },
+        post(h, c, '/api/v1/call/create', {
+          agent_email: c.agent.email,
+          product_id: c.productId,
+          conversation_id: `pool-${i}`,
+          transcript: [{ role: 'agent', text: 'Hello.', start: 0, stop: 1 }],
+          tags: [{ key: 'queue', type: 'string', value: 'billing' }],
         }),
       ),
     );
