@@ -4,24 +4,38 @@
  * imports left alone, and the hook in place in a cqs process.
  */
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { drizzleScopeUrl, resolveInScope } from '../src/cli/drizzle-resolve.ts';
 import { runChild, traceCqsHelp } from './helpers/module-trace.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const MODULE = new URL('../src/cli/drizzle-resolve.ts', import.meta.url).href;
-/** The drizzle-orm entry points the service imports. */
-const ENTRIES = [
-  'drizzle-orm',
-  'drizzle-orm/pg-core',
-  'drizzle-orm/node-postgres',
-  'drizzle-orm/node-postgres/migrator',
-];
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+
+/** The drizzle-orm entry points the service imports, statically or lazily (the embedded driver), from src. */
+function serviceEntries(): string[] {
+  const found = new Set<string>();
+  for (const file of readdirSync(SRC, { recursive: true, encoding: 'utf8' })) {
+    if (!file.endsWith('.ts')) continue;
+    const text = readFileSync(join(SRC, file), 'utf8');
+    for (const m of text.matchAll(/(?:from\s+|import\()'(drizzle-orm(?:\/[\w/-]+)?)'/g))
+      found.add(m[1] as string);
+  }
+  return [...found].sort();
+}
 
 describe('drizzle-orm resolve hook', () => {
   const tempDir = tempDirs();
 
   it('answers what Node resolves for every relative import of the entry points the service uses', () => {
+    const entries = serviceEntries();
+    // Both drivers: the PostgreSQL one imported at start, the embedded one imported when it is opened.
+    for (const entry of ['drizzle-orm', 'drizzle-orm/node-postgres', 'drizzle-orm/pglite']) {
+      assert.ok(entries.includes(entry), `${entry} among ${entries.join(', ')}`);
+    }
     // A child with no hook of ours: each relative import is resolved the default way and compared.
     const result = runChild(`
         import { registerHooks } from 'node:module';
@@ -42,7 +56,7 @@ describe('drizzle-orm resolve hook', () => {
             return resolved;
           },
         });
-        for (const entry of ${JSON.stringify(ENTRIES)}) await import(entry);
+        for (const entry of ${JSON.stringify(entries)}) await import(entry);
         process.stdout.write(JSON.stringify({ scope, compared, mismatches: mismatches.slice(0, 5) }));
       `) as { scope: string; compared: number; mismatches: unknown[] };
     assert.ok(result.scope?.endsWith('/node_modules/drizzle-orm/'), result.scope);
