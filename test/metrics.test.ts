@@ -42,6 +42,7 @@ for (const backend of BACKENDS) {
         LOG_LEVEL: 'silent',
         CQS_BOOTSTRAP: 'false',
         WORKER: 'false',
+        DB_POOL_MAX: '3',
         ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       });
       running = await startService(config, () => {});
@@ -81,6 +82,7 @@ for (const backend of BACKENDS) {
         assert.match(text, new RegExp(`^${name} `, 'm'), name);
       }
       if (backend === 'postgres') {
+        assert.equal(seriesValue(text, 'cqs_db_pool_max'), 3, 'the pool bound is DB_POOL_MAX');
         assert.ok((seriesValue(text, 'cqs_db_pool_connections') ?? 0) >= 1, 'the pool is shown');
         assert.notEqual(seriesValue(text, 'cqs_db_pool_idle'), undefined);
         assert.equal(seriesValue(text, 'cqs_db_pool_waiting'), 0);

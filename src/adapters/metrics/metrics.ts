@@ -27,7 +27,12 @@ export interface PendingDeliveries {
 /** Where the scrape-time figures come from. */
 export interface MetricsSources {
   /** The PostgreSQL pool, when there is one. */
-  pool?: { totalCount: number; idleCount: number; waitingCount: number };
+  pool?: {
+    totalCount: number;
+    idleCount: number;
+    waitingCount: number;
+    options: { max?: number | undefined };
+  };
   queueDepth(): Promise<QueueDepth[]>;
   pendingDeliveries(): Promise<PendingDeliveries>;
 }
@@ -104,6 +109,12 @@ export function createMetrics(sources: MetricsSources): Metrics {
           this.set(read());
         },
       });
+    // The bound beside the counts, so a dashboard can show how full the pool is without knowing DB_POOL_MAX.
+    poolGauge(
+      'cqs_db_pool_max',
+      'PostgreSQL connections the pool may open (DB_POOL_MAX).',
+      () => pool.options.max ?? 10,
+    );
     poolGauge('cqs_db_pool_connections', 'PostgreSQL connections open in the pool.', () => pool.totalCount);
     poolGauge('cqs_db_pool_idle', 'PostgreSQL connections of the pool idle.', () => pool.idleCount);
     poolGauge(
