@@ -80,9 +80,9 @@ describe('drizzle-orm resolve hook', () => {
     assert.equal(resolveInScope('../../pg/lib/index.js', inside, scope), undefined);
   });
 
-  // The bench and the tests start cli/main.ts, not bin/cqs.js: the hook must be registered there.
-  it('resolves drizzle-orm’s relative imports in a cqs process', async () => {
-    const seen = traceCqsHelp(
+  /** What a cqs process with `args` resolves from drizzle-orm's relative imports, and loads of it. */
+  const traceDrizzle = async (args?: string[]) =>
+    traceCqsHelp(
       await tempDir('cqs-drizzle-resolve-'),
       `{
         resolve(specifier, context, next) {
@@ -96,12 +96,22 @@ describe('drizzle-orm resolve hook', () => {
           return next(url, context);
         },
       }`,
+      args,
     );
+
+  // The bench and the tests start cli/main.ts, not bin/cqs.js: the hook must be registered there.
+  it('resolves drizzle-orm’s relative imports in a cqs process', async () => {
+    const seen = await traceDrizzle();
     assert.ok(seen.filter((line) => line.startsWith('load ')).length >= 100, 'drizzle-orm was not loaded');
     assert.deepEqual(
       seen.filter((line) => line.startsWith('resolve ')).slice(0, 5),
       [],
       'relative imports of drizzle-orm reached the default resolver',
     );
+  });
+
+  // Those commands skip the hook (and its parse of drizzle-orm's package.json) on this ground.
+  it('loads no drizzle-orm module in a client-only command', async () => {
+    assert.deepEqual(await traceDrizzle(['calls', '--help']), []);
   });
 });

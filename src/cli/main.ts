@@ -7,21 +7,23 @@ import { useTypeboxBundle } from './typebox-bundle.ts';
 /** Commands that only talk to a running service: they load the client, not the server (small memory). */
 const CLIENT_ONLY = new Set(['calls', 'handoff', 'products']);
 
+const serverSide = !CLIENT_ONLY.has(process.argv[2] ?? '');
 // Every other command loads the server's modules, and most open the database: serve's V8 flags (given
 // only when the isolate is made, so the process replaces its image) keep them small (heap-flags.ts).
-if (!CLIENT_ONLY.has(process.argv[2] ?? '')) {
+if (serverSide) {
   const { execWithServeFlags } = await import('./heap-flags.ts');
   execWithServeFlags();
 }
 // Before any module imports TypeBox (the commands below are imported dynamically, after it).
 useTypeboxBundle();
 // Before any module imports drizzle-orm: its 423 modules would each cost a parse of its 179 kB package.json.
-useDrizzleResolve();
+// The client-only commands load none of them, so they skip even the one parse the hook costs.
+if (serverSide) useDrizzleResolve();
 
 const program = new Command('cqs')
   .description('Call Quality Service: run the service and provision companies, users, products and keys.')
   .showHelpAfterError();
-if (!CLIENT_ONLY.has(process.argv[2] ?? '')) {
+if (serverSide) {
   const { registerServeCommands } = await import('./commands/serve.ts');
   const { registerOperatorCommands } = await import('./commands/operator.ts');
   registerServeCommands(program);

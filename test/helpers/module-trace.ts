@@ -28,10 +28,11 @@ export function runChild(script: string): unknown {
 }
 
 /**
- * Runs `cqs --help` (its help loads the serve commands, and with them the server) with `hooks`, the
- * argument of `registerHooks`, as its first hooks; they may call `log(line)`. Returns the lines logged.
+ * Runs `cqs --help` (its help loads the serve commands, and with them the server), or `cqs` with `args`,
+ * with `hooks`, the argument of `registerHooks`, as its first hooks; they may call `log(line)`. Returns the
+ * lines logged.
  */
-export function traceCqsHelp(dir: string, hooks: string): string[] {
+export function traceCqsHelp(dir: string, hooks: string, args: string[] = ['--help']): string[] {
   const log = join(dir, 'trace.txt');
   const hook = join(dir, 'trace-hook.mjs');
   writeFileSync(log, '');
@@ -42,10 +43,10 @@ export function traceCqsHelp(dir: string, hooks: string): string[] {
     const log = (line) => appendFileSync(${JSON.stringify(log)}, line + '\\n');
     registerHooks(${hooks});`,
   );
-  const run = spawnSync(process.execPath, ['--import', pathToFileURL(hook).href, CLI_MAIN, '--help'], {
+  const run = spawnSync(process.execPath, ['--import', pathToFileURL(hook).href, CLI_MAIN, ...args], {
     env: plainEnv(),
     encoding: 'utf8',
   });
-  assert.match(run.stdout, /serve/, run.stderr);
+  assert.match(run.stdout, /^Usage: cqs/, run.stderr);
   return readFileSync(log, 'utf8').split('\n').filter(Boolean);
 }
