@@ -31,7 +31,8 @@ export interface MetricsSources {
     totalCount: number;
     idleCount: number;
     waitingCount: number;
-    options: { max?: number | undefined };
+    /** pg-pool fills `max` in (10 when not given); the service always gives DB_POOL_MAX. */
+    options: { max: number };
   };
   queueDepth(): Promise<QueueDepth[]>;
   pendingDeliveries(): Promise<PendingDeliveries>;
@@ -113,7 +114,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
     poolGauge(
       'cqs_db_pool_max',
       'PostgreSQL connections the pool may open (DB_POOL_MAX).',
-      () => pool.options.max ?? 10,
+      () => pool.options.max,
     );
     poolGauge('cqs_db_pool_connections', 'PostgreSQL connections open in the pool.', () => pool.totalCount);
     poolGauge('cqs_db_pool_idle', 'PostgreSQL connections of the pool idle.', () => pool.idleCount);
