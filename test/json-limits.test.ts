@@ -33,6 +33,9 @@ describe('the JSON scan', () => {
       '1e300',
       '-2.5',
       '0.30000000000000004',
+      // 15 digits with a decimal point, the longest that a double always keeps.
+      '123456789012.345',
+      '-0.00000000000001',
     ]) {
       assert.ok(isNumberKept(kept), kept);
     }
@@ -42,8 +45,11 @@ describe('the JSON scan', () => {
       '1e-400',
       '-0',
       '-0.0',
+      '-0.00000000000000',
       '9007199254740993',
       '1.00000000000000001',
+      // 17 digits: the nearest double prints as …123.4568.
+      '1234567890123.4567',
     ]) {
       assert.ok(!isNumberKept(lost), lost);
     }
