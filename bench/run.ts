@@ -11,9 +11,10 @@ import { readSettings } from './lib/settings.ts';
 import { SCENARIOS } from './scenarios/index.ts';
 import { type BenchContext, SkipScenario } from './scenarios/scenario.ts';
 
-function selected(argv: string[]): typeof SCENARIOS {
+/** The scenarios to run, and the ids of `--only` (null when every scenario runs). */
+function selected(argv: string[]): { scenarios: typeof SCENARIOS; only: string[] | null } {
   const at = argv.findIndex((a) => a === '--only' || a.startsWith('--only='));
-  if (at < 0) return SCENARIOS;
+  if (at < 0) return { scenarios: SCENARIOS, only: null };
   const arg = argv[at] as string;
   const list = (arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : (argv[at + 1] ?? '')).split(',');
   const ids = list.map((s) => s.trim()).filter(Boolean);
@@ -26,11 +27,11 @@ function selected(argv: string[]): typeof SCENARIOS {
     );
     process.exit(2);
   }
-  return SCENARIOS.filter((s) => ids.includes(s.id));
+  return { scenarios: SCENARIOS.filter((s) => ids.includes(s.id)), only: ids };
 }
 
 const settings = readSettings();
-const scenarios = selected(process.argv.slice(2));
+const { scenarios, only } = selected(process.argv.slice(2));
 const log = (message: string) =>
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -72,7 +73,7 @@ try {
 }
 
 const paths = await writeReport(new URL('./results/', import.meta.url).pathname, {
-  machine,
+  machine: { ...machine, only_scenarios: only },
   scenarios: entries,
 });
 process.stdout.write(`\n${markdownTable(entries)}\nwritten: ${paths.json}, ${paths.md}\n`);

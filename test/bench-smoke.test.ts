@@ -5,7 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { quantile } from '../bench/lib/load.ts';
-import { growthEntry, latencyEntry, ratioEntry, unmeasuredEntry, writeReport } from '../bench/lib/report.ts';
+import {
+  growthEntry,
+  judgedFigure,
+  latencyEntry,
+  ratioEntry,
+  unmeasuredEntry,
+  writeReport,
+} from '../bench/lib/report.ts';
 import { readSettings } from '../bench/lib/settings.ts';
 import { SCENARIOS } from '../bench/scenarios/index.ts';
 
@@ -115,6 +122,29 @@ describe('bench report', () => {
     ]);
     const settings = readSettings();
     for (const scenario of SCENARIOS) assert.ok(scenario.entries(settings).length > 0, scenario.id);
+  });
+
+  it('reads the figure each planned row is judged on from its target, for bench:history', () => {
+    const units = new Map<string, string | undefined>();
+    for (const scenario of SCENARIOS) {
+      for (const planned of scenario.entries(readSettings())) {
+        const entry = unmeasuredEntry(planned.name, planned.baseline, planned.target, 'skipped: test');
+        const judged = judgedFigure(entry);
+        if (planned.target.startsWith('reported')) assert.equal(judged, undefined, planned.target);
+        else assert.ok(judged, `no figure is read from the target "${planned.target}"`);
+        units.set(planned.target, judged?.unit);
+      }
+    }
+    assert.equal(units.get('≥ 0.40'), 'ratio');
+    assert.equal(units.get('p99 ≤ 1.25×'), 'ratio');
+    assert.equal(units.get('≥ 100×'), 'ratio');
+    assert.equal(units.get('p50 ≤ 10 ms'), 'ms');
+    assert.equal(units.get('p99 ≤ 1000 ms'), 'ms');
+    assert.equal(units.get('peak ≤ 400 MB'), 'MB');
+    assert.equal(units.get('≤ 64 MB'), 'MB');
+    assert.equal(units.get('≥ 500 deliveries/s'), '/s');
+    const latency = latencyEntry({ name: 'l', service: side(100, 8, 30), which: 'p99_ms', maxMs: 50 });
+    assert.deepEqual(judgedFigure(latency), { figure: 30, unit: 'ms' });
   });
 
   it('judges an absolute latency target on the figure it names', () => {

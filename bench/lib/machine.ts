@@ -14,6 +14,11 @@ export interface MachineInfo {
   date: string;
   /** The 1-minute load average when the run started: the machine may be shared, and this says how busy it was. */
   load_average_1m: number;
+  /**
+   * The ids of the run's `--only`, null when it ran every scenario (absent in runs recorded before it was
+   * kept). A fact of the run, not the machine, kept here so that latest.json keeps its agreed top-level shape.
+   */
+  only_scenarios?: string[] | null;
 }
 
 function osName(): string {

@@ -185,6 +185,20 @@ export function unmeasuredEntry(
   };
 }
 
+/** What a row's target judges, read from the target's words as the entries above write them. */
+export type Judged = { figure: number | null; unit: 'ratio' | 'ms' | 'MB' | '/s' };
+
+/** The figure an entry's target is judged on, or undefined for a row with no target ("reported"). */
+export function judgedFigure(entry: ScenarioEntry): Judged | undefined {
+  const t = entry.target;
+  if (/^(peak )?≤ [\d.]+ MB/.test(t)) return { figure: entry.peak_rss_mb, unit: 'MB' };
+  const latency = /^(p50|p99) ≤ [\d.]+ ms/.exec(t);
+  if (latency) return { figure: latency[1] === 'p50' ? entry.p50_ms : entry.p99_ms, unit: 'ms' };
+  if (/^≥ [\d.]+ [a-z]+\/s/.test(t)) return { figure: entry.rps, unit: '/s' };
+  if (/^(p50 |p99 )?[≥≤] [\d.]+/.test(t)) return { figure: entry.ratio, unit: 'ratio' };
+  return undefined;
+}
+
 const cell = (value: number | null, digits = 2) => (value === null ? '—' : value.toFixed(digits));
 const metCell = (met: boolean | string) => (met === true ? 'met' : met === false ? '**MISSED**' : met);
 

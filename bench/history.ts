@@ -1,0 +1,173 @@
+/**
+ * `npm run bench:history [-- --last 10]`: every full run of `npm run bench` kept in this repository (each
+ * committed version of bench/results/latest.json, and the working tree's when it holds a newer run), as two
+ * Markdown tables: how often each target was met over the last runs and between which figures, and what each
+ * run missed. Written to bench/results/history.md and printed. Runs of `--only` are left out.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type Judged, judgedFigure, type Report, type ScenarioEntry } from './lib/report.ts';
+
+const LATEST = 'bench/results/latest.json';
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** One recorded run: the report and the commit that recorded it (null: the working tree's). */
+interface Run {
+  report: Report;
+  commit: string | null;
+}
+
+const git = (...args: string[]) =>
+  execFileSync('git', args, { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+
+/**
+ * Whether a report is of a whole run. Reports since `only_scenarios` was kept say so; before it, a run of
+ * `--only` is told by its size: every full run committed held at least 11 rows, every partial one at most 6.
+ */
+const isFull = ({ machine, scenarios }: Report) =>
+  machine.only_scenarios === undefined ? scenarios.length >= 10 : machine.only_scenarios === null;
+
+/** Every full run, newest first, each once: a report committed again is named by its first commit. */
+function recordedRuns(): Run[] {
+  const runs: Run[] = [];
+  const seen = new Set<string>();
+  const add = (text: string, commit: string | null) => {
+    const report = JSON.parse(text) as Report;
+    if (!isFull(report) || seen.has(report.machine.date)) return;
+    seen.add(report.machine.date);
+    runs.push({ report, commit });
+  };
+  const commits = git('log', '--format=%h', '--', LATEST).split('\n').filter(Boolean).reverse();
+  for (const commit of commits) add(git('show', `${commit}:${LATEST}`), commit);
+  add(readFileSync(new URL(`../${LATEST}`, import.meta.url), 'utf8'), null);
+  return runs.sort((a, b) => b.report.machine.date.localeCompare(a.report.machine.date));
+}
+
+/** A row's name without the notes in its last parentheses, unless they name its database. */
+function shortName(name: string): string {
+  const notes = /\s*\(([^()]*)\)$/.exec(name);
+  if (!notes || notes[1] === 'PostgreSQL' || notes[1] === 'embedded db') return name;
+  return name.slice(0, notes.index);
+}
+
+const figureText = (judged: Judged) => {
+  const { figure, unit } = judged;
+  if (figure === null) return '—';
+  if (unit === 'ms') return `${figure.toFixed(2)} ms`;
+  if (unit === 'MB') return `${figure.toFixed(1)} MB`;
+  if (unit === '/s') return `${Math.round(figure)}/s`;
+  return figure.toFixed(2);
+};
+
+const runName = (report: Report) => report.machine.date.slice(0, 16).replace('T', ' ');
+const hostName = (report: Report) =>
+  report.machine.cpu_model
+    .replaceAll('(R)', '')
+    .replace(/ Processor$/, '')
+    .replace(/\s+/g, ' ');
+
+/** The table of targets: over the newest `last` runs, how often each was met and between which figures. */
+function targetsTable(runs: Run[], last: number): string {
+  const window = runs.slice(0, last);
+  const newest = window[0];
+  const oldest = window.at(-1);
+  if (!newest || !oldest) return 'No full run is recorded yet.';
+  const order: string[] = [];
+  const byName = new Map<string, ScenarioEntry[]>();
+  for (const { report } of window) {
+    for (const entry of report.scenarios) {
+      if (!judgedFigure(entry)) continue;
+      if (!byName.has(entry.name)) {
+        byName.set(entry.name, []);
+        order.push(entry.name);
+      }
+      byName.get(entry.name)?.push(entry);
+    }
+  }
+  const lines = [
+    `Over the last ${window.length} full runs (${runName(oldest.report)} to ${runName(newest.report)} UTC):`,
+    '',
+    '| row | target | runs | met | lowest | median | highest | newest |',
+    '|---|---|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const name of order) {
+    const entries = byName.get(name) ?? [];
+    const judged = entries.map((e) => judgedFigure(e) as Judged);
+    const unit = judged[0]?.unit ?? 'ratio';
+    const figures = judged.flatMap((j) => (j.figure === null ? [] : [j.figure])).sort((a, b) => a - b);
+    const at = (i: number) => figureText({ figure: figures[i] ?? null, unit });
+    const latest = entries[0] as ScenarioEntry;
+    lines.push(
+      `| ${[
+        shortName(name),
+        latest.target.split(';')[0] as string,
+        String(entries.length),
+        String(entries.filter((e) => e.met === true).length),
+        at(0),
+        at(Math.floor((figures.length - 1) / 2)),
+        at(figures.length - 1),
+        figureText(judged[0] as Judged),
+      ]
+        .map((c) => c.replaceAll('|', '\\|'))
+        .join(' | ')} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The table of runs, newest first: host, load, the bare server's rate in the first phase, what missed. */
+function runsTable(runs: Run[]): string {
+  const lines = [
+    '| run (UTC) | recorded in | host | load | bare node:http, requests/s | missed |',
+    '|---|---|---|--:|--:|---|',
+  ];
+  for (const { report, commit } of runs) {
+    const missed = report.scenarios
+      .filter((e) => e.met !== true)
+      .map((e) => {
+        const judged = judgedFigure(e);
+        const why = typeof e.met === 'string' ? e.met : judged ? figureText(judged) : '';
+        return `${shortName(e.name)} ${why}`.trim();
+      });
+    const bare = report.scenarios.find((e) => e.baseline.name.startsWith('bare node:http, fixed JSON'));
+    lines.push(
+      `| ${[
+        runName(report),
+        commit ?? 'uncommitted',
+        hostName(report),
+        String(report.machine.load_average_1m ?? '—'),
+        bare?.baseline.rps == null ? '—' : String(Math.round(bare.baseline.rps)),
+        missed.length === 0 ? 'nothing' : missed.join('; '),
+      ]
+        .map((c) => c.replaceAll('|', '\\|'))
+        .join(' | ')} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+const argv = process.argv.slice(2);
+const lastAt = argv.indexOf('--last');
+const last = lastAt >= 0 ? Number(argv[lastAt + 1]) : 10;
+if (!Number.isInteger(last) || last < 1) {
+  process.stderr.write('bench:history: --last takes a whole number of runs, at least 1\n');
+  process.exit(2);
+}
+const runs = recordedRuns();
+const text = [
+  '# Every full run of the bench',
+  '',
+  `Made by \`npm run bench:history\` from each version of \`${LATEST}\` in git's history (a run that was`,
+  "never committed there is not in it). A row's figure is the one its target judges: a ratio, a latency, a",
+  'peak RSS or a rate.',
+  '',
+  targetsTable(runs, last),
+  '',
+  `All ${runs.length} full runs, newest first; "missed" names each row whose target was not met, with its figure:`,
+  '',
+  runsTable(runs),
+  '',
+].join('\n');
+writeFileSync(new URL('./results/history.md', import.meta.url), text);
+process.stdout.write(text);
