@@ -154,6 +154,11 @@ if (!Number.isInteger(last) || last < 1) {
   process.stderr.write('bench:history: --last takes a whole number of runs, at least 1\n');
   process.exit(2);
 }
+if (git('rev-parse', '--is-shallow-repository').trim() === 'true') {
+  process.stderr.write(
+    'bench:history: this clone is shallow, so it holds only the runs of its last commits\n',
+  );
+}
 const runs = recordedRuns();
 const text = [
   '# Every full run of the bench',
