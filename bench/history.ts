@@ -7,7 +7,15 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Judged, judgedFigure, type Report, type ScenarioEntry } from './lib/report.ts';
+import {
+  type Judged,
+  judgedFigure,
+  MEMORY_BOUNDS_MB,
+  markdownRow,
+  peakBound,
+  type Report,
+  type ScenarioEntry,
+} from './lib/report.ts';
 
 const LATEST = 'bench/results/latest.json';
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -67,7 +75,44 @@ const hostName = (report: Report) =>
     .replace(/ Processor$/, '')
     .replace(/\s+/g, ' ');
 
-/** The table of targets: over the newest `last` runs, how often each was met and between which figures. */
+/** One run's figure for a line of the targets' table, and whether that run met the target. */
+type Judgement = { figure: number | null; met: boolean };
+
+/** A line of the targets' table from its judgements, newest first. */
+function summaryLine(row: string, target: string, unit: Judged['unit'], judgements: Judgement[]): string {
+  const figures = judgements.flatMap((j) => (j.figure === null ? [] : [j.figure])).sort((a, b) => a - b);
+  const at = (i: number) => figureText({ figure: figures[i] ?? null, unit });
+  return markdownRow([
+    row,
+    target,
+    String(judgements.length),
+    String(judgements.filter((j) => j.met).length),
+    at(0),
+    at(Math.floor((figures.length - 1) / 2)),
+    at(figures.length - 1),
+    figureText({ figure: judgements[0]?.figure ?? null, unit }),
+  ]);
+}
+
+/** The highest peak RSS of a run's rows under one of item 5's bounds (null when no row has one). */
+function highestPeak(report: Report, bound: keyof typeof MEMORY_BOUNDS_MB): number | null {
+  const peaks = report.scenarios.flatMap((e) =>
+    peakBound(e) === bound && e.peak_rss_mb !== null ? [e.peak_rss_mb] : [],
+  );
+  return peaks.length === 0 ? null : Math.max(...peaks);
+}
+
+/** A run's highest peak under a bound, in bold when over it. */
+function peakCell(report: Report, bound: keyof typeof MEMORY_BOUNDS_MB): string {
+  const peak = highestPeak(report, bound);
+  if (peak === null) return '—';
+  return peak > MEMORY_BOUNDS_MB[bound] ? `**${peak.toFixed(1)}**` : peak.toFixed(1);
+}
+
+/**
+ * The table of targets: over the newest `last` runs, how often each row's target and each of item 5's
+ * memory bounds was met, and between which figures.
+ */
 function targetsTable(runs: Run[], last: number): string {
   const window = runs.slice(0, last);
   const newest = window[0];
@@ -94,33 +139,28 @@ function targetsTable(runs: Run[], last: number): string {
   for (const name of order) {
     const entries = byName.get(name) ?? [];
     const judged = entries.map((e) => judgedFigure(e) as Judged);
-    const unit = judged[0]?.unit ?? 'ratio';
-    const figures = judged.flatMap((j) => (j.figure === null ? [] : [j.figure])).sort((a, b) => a - b);
-    const at = (i: number) => figureText({ figure: figures[i] ?? null, unit });
-    const latest = entries[0] as ScenarioEntry;
+    const judgements = entries.map((e, i) => ({ figure: judged[i]?.figure ?? null, met: e.met === true }));
+    const target = (entries[0] as ScenarioEntry).target.split(';')[0] as string;
+    lines.push(summaryLine(shortName(name), target, judged[0]?.unit ?? 'ratio', judgements));
+  }
+  for (const bound of ['postgres', 'embedded'] as const) {
+    const judgements = window.map(({ report }) => {
+      const figure = highestPeak(report, bound);
+      return { figure, met: figure !== null && figure <= MEMORY_BOUNDS_MB[bound] };
+    });
+    const where = bound === 'postgres' ? 'on PostgreSQL' : 'embedded';
     lines.push(
-      `| ${[
-        shortName(name),
-        latest.target.split(';')[0] as string,
-        String(entries.length),
-        String(entries.filter((e) => e.met === true).length),
-        at(0),
-        at(Math.floor((figures.length - 1) / 2)),
-        at(figures.length - 1),
-        figureText(judged[0] as Judged),
-      ]
-        .map((c) => c.replaceAll('|', '\\|'))
-        .join(' | ')} |`,
+      summaryLine(`highest peak RSS ${where}, any row`, `≤ ${MEMORY_BOUNDS_MB[bound]} MB`, 'MB', judgements),
     );
   }
   return lines.join('\n');
 }
 
-/** The table of runs, newest first: host, load, the bare server's rate in the first phase, what missed. */
+/** The table of runs, newest first: host, load, the bare server's rate, the highest peaks, what missed. */
 function runsTable(runs: Run[]): string {
   const lines = [
-    '| run (UTC) | recorded in | host | load | bare node:http, requests/s | missed |',
-    '|---|---|---|--:|--:|---|',
+    `| run (UTC) | recorded in | host | load | bare node:http, requests/s | peak RSS MB, PostgreSQL (≤ ${MEMORY_BOUNDS_MB.postgres}) | embedded (≤ ${MEMORY_BOUNDS_MB.embedded}) | missed |`,
+    '|---|---|---|--:|--:|--:|--:|---|',
   ];
   for (const { report, commit } of runs) {
     const missed = report.scenarios
@@ -132,16 +172,16 @@ function runsTable(runs: Run[]): string {
       });
     const bare = report.scenarios.find((e) => e.baseline.name.startsWith('bare node:http, fixed JSON'));
     lines.push(
-      `| ${[
+      markdownRow([
         runName(report),
         commit ?? 'uncommitted',
         hostName(report),
         String(report.machine.load_average_1m ?? '—'),
         bare?.baseline.rps == null ? '—' : String(Math.round(bare.baseline.rps)),
+        peakCell(report, 'postgres'),
+        peakCell(report, 'embedded'),
         missed.length === 0 ? 'nothing' : missed.join('; '),
-      ]
-        .map((c) => c.replaceAll('|', '\\|'))
-        .join(' | ')} |`,
+      ]),
     );
   }
   return lines.join('\n');
@@ -169,7 +209,7 @@ const text = [
   '',
   targetsTable(runs, last),
   '',
-  `All ${runs.length} full runs, newest first; "missed" names each row whose target was not met, with its figure:`,
+  `All ${runs.length} full runs, newest first: the highest peak RSS of a process under each of item 5's bounds (in bold when over it), and each row whose own target was not met, with its figure:`,
   '',
   runsTable(runs),
   '',

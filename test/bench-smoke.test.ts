@@ -9,6 +9,7 @@ import {
   growthEntry,
   judgedFigure,
   latencyEntry,
+  peakBound,
   ratioEntry,
   unmeasuredEntry,
   writeReport,
@@ -145,6 +146,30 @@ describe('bench report', () => {
     assert.equal(units.get('≥ 500 deliveries/s'), '/s');
     const latency = latencyEntry({ name: 'l', service: side(100, 8, 30), which: 'p99_ms', maxMs: 50 });
     assert.deepEqual(judgedFigure(latency), { figure: 30, unit: 'ms' });
+  });
+
+  it("puts each planned row's peak RSS under item 5's bound for its database, or none for a growth", () => {
+    const bounds = new Map<string, string | undefined>();
+    for (const scenario of SCENARIOS) {
+      for (const planned of scenario.entries(readSettings())) {
+        const entry = unmeasuredEntry(planned.name, planned.baseline, planned.target, 'skipped: test');
+        bounds.set(planned.name.split(' (')[0] as string, peakBound(entry));
+      }
+    }
+    const boundOf = (prefix: string) => {
+      const names = [...bounds.keys()].filter((n) => n.startsWith(prefix));
+      assert.ok(names.length > 0, `no planned row starts with "${prefix}"`);
+      return [...new Set(names.map((n) => bounds.get(n)))];
+    };
+    assert.deepEqual(boundOf('0 first start'), ['embedded']);
+    assert.deepEqual(boundOf('0b operator command cqs company create on a new embedded'), ['embedded']);
+    assert.deepEqual(boundOf('0b operator command cqs company create on PostgreSQL'), ['postgres']);
+    assert.deepEqual(boundOf('3 POST call/create'), ['embedded']);
+    assert.deepEqual(boundOf('2 POST call/create'), ['postgres']);
+    assert.deepEqual(boundOf('9 call detail'), ['postgres']);
+    assert.deepEqual(boundOf('5 upload'), [undefined]);
+    assert.deepEqual(boundOf('10 recording'), [undefined]);
+    assert.deepEqual(boundOf('7 analysis'), [undefined]);
   });
 
   it('judges an absolute latency target on the figure it names', () => {

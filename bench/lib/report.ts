@@ -133,6 +133,19 @@ export function latencyEntry(options: {
   };
 }
 
+/** Issue 16's item 5: the highest RSS any process of the service may reach, start-up included (MB). */
+export const MEMORY_BOUNDS_MB = { postgres: 150, embedded: 400 } as const;
+
+/**
+ * Which of item 5's bounds an entry's peak RSS answers to, read from its name; undefined when the row's
+ * "peak" is a growth rather than a process's RSS: uploads and downloads say so, and every analysis row
+ * (scenario 7) holds the analysing process's growth.
+ */
+export function peakBound(entry: ScenarioEntry): keyof typeof MEMORY_BOUNDS_MB | undefined {
+  if (/peak RSS = growth|^7 analysis /.test(entry.name)) return undefined;
+  return /embedded (db|data directory)/.test(entry.name) ? 'embedded' : 'postgres';
+}
+
 /** The target of a row judged on one process's peak RSS alone. */
 export const peakTarget = (maxPeakMb: number): string => `peak ≤ ${maxPeakMb} MB`;
 
@@ -199,6 +212,10 @@ export function judgedFigure(entry: ScenarioEntry): Judged | undefined {
   return undefined;
 }
 
+/** One line of a Markdown table, its cells' own bars escaped. */
+export const markdownRow = (cells: string[]): string =>
+  `| ${cells.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`;
+
 const cell = (value: number | null, digits = 2) => (value === null ? '—' : value.toFixed(digits));
 const metCell = (met: boolean | string) => (met === true ? 'met' : met === false ? '**MISSED**' : met);
 
@@ -210,7 +227,7 @@ export function markdownTable(entries: ScenarioEntry[]): string {
   ];
   for (const e of entries) {
     lines.push(
-      `| ${[
+      markdownRow([
         e.name,
         cell(e.rps, 1),
         cell(e.p50_ms),
@@ -223,9 +240,7 @@ export function markdownTable(entries: ScenarioEntry[]): string {
         cell(e.ratio),
         e.target,
         metCell(e.met),
-      ]
-        .map((c) => c.replaceAll('|', '\\|'))
-        .join(' | ')} |`,
+      ]),
     );
   }
   return `${lines.join('\n')}\n`;

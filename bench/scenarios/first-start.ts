@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { freePort } from '../../test/helpers/process.ts';
 import { deferCleanup } from '../lib/cleanup.ts';
 import { spawnNode, waitForHttp } from '../lib/process.ts';
-import { peakEntry, peakTarget } from '../lib/report.ts';
+import { MEMORY_BOUNDS_MB, peakEntry, peakTarget } from '../lib/report.ts';
 import { readPeakRssMb, readRssMb } from '../lib/rss.ts';
 import { childEnv, MAIN } from '../lib/service.ts';
 import { measureOperatorCommands, operatorCommandEntries } from './operator-command.ts';
@@ -17,7 +17,7 @@ import type { Scenario } from './scenario.ts';
 
 const NAME =
   '0 first start on a new embedded data directory (p50 = ms until ready; idle RSS 2 s after; peak RSS = VmHWM)';
-const MAX_PEAK_MB = 400;
+const MAX_PEAK_MB = MEMORY_BOUNDS_MB.embedded;
 /** How long after ready the idle RSS is read. */
 const SETTLE_MS = 2000;
 

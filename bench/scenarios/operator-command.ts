@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import { deferCleanup } from '../lib/cleanup.ts';
 import { createScratchDatabase } from '../lib/postgres.ts';
 import { runNode, spawnNode } from '../lib/process.ts';
-import { peakEntry, peakTarget, type ScenarioEntry, unmeasuredEntry } from '../lib/report.ts';
+import {
+  MEMORY_BOUNDS_MB,
+  peakEntry,
+  peakTarget,
+  type ScenarioEntry,
+  unmeasuredEntry,
+} from '../lib/report.ts';
 import { sampleRss } from '../lib/rss.ts';
 import { childEnv, MAIN } from '../lib/service.ts';
 import type { BenchContext, PlannedEntry } from './scenario.ts';
@@ -21,9 +27,9 @@ const RUNS = 3;
 const SAMPLE_MS = 5;
 
 const VARIANTS = [
-  { label: 'on a new embedded data directory', maxPeakMb: 400 },
-  { label: 'on that embedded data directory again', maxPeakMb: 400 },
-  { label: 'on PostgreSQL', maxPeakMb: 150 },
+  { label: 'on a new embedded data directory', maxPeakMb: MEMORY_BOUNDS_MB.embedded },
+  { label: 'on that embedded data directory again', maxPeakMb: MEMORY_BOUNDS_MB.embedded },
+  { label: 'on PostgreSQL', maxPeakMb: MEMORY_BOUNDS_MB.postgres },
 ] as const;
 type Variant = (typeof VARIANTS)[number];
 
