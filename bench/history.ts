@@ -94,7 +94,7 @@ function summaryLine(row: string, target: string, unit: Judged['unit'], judgemen
   ]);
 }
 
-/** The highest peak RSS of a run's rows under one of item 5's bounds (null when no row has one). */
+/** The highest peak RSS of a run's rows under one of issue 16's memory bounds (null when no row has one). */
 function highestPeak(report: Report, bound: keyof typeof MEMORY_BOUNDS_MB): number | null {
   const peaks = report.scenarios.flatMap((e) =>
     peakBound(e) === bound && e.peak_rss_mb !== null ? [e.peak_rss_mb] : [],
@@ -110,7 +110,7 @@ function peakCell(report: Report, bound: keyof typeof MEMORY_BOUNDS_MB): string 
 }
 
 /**
- * The table of targets: over the newest `last` runs, how often each row's target and each of item 5's
+ * The table of targets: over the newest `last` runs, how often each row's target and each of issue 16's
  * memory bounds was met, and between which figures.
  */
 function targetsTable(runs: Run[], last: number): string {
@@ -159,7 +159,7 @@ function targetsTable(runs: Run[], last: number): string {
 /** The table of runs, newest first: host, load, the bare server's rate, the highest peaks, what missed. */
 function runsTable(runs: Run[]): string {
   const lines = [
-    `| run (UTC) | recorded in | host | load | bare node:http, requests/s | peak RSS MB, PostgreSQL (≤ ${MEMORY_BOUNDS_MB.postgres}) | embedded (≤ ${MEMORY_BOUNDS_MB.embedded}) | missed |`,
+    `| run (UTC) | recorded in | host | load | bare node:http, requests/s (product lists' phase) | peak RSS MB, PostgreSQL (≤ ${MEMORY_BOUNDS_MB.postgres}) | embedded (≤ ${MEMORY_BOUNDS_MB.embedded}) | missed |`,
     '|---|---|---|--:|--:|--:|--:|---|',
   ];
   for (const { report, commit } of runs) {
@@ -209,7 +209,7 @@ const text = [
   '',
   targetsTable(runs, last),
   '',
-  `All ${runs.length} full runs, newest first: the highest peak RSS of a process under each of item 5's bounds (in bold when over it), and each row whose own target was not met, with its figure:`,
+  `All ${runs.length} full runs, newest first: the highest peak RSS of a process under each of issue 16's memory bounds (in bold when over it), and each row whose own target was not met, with its figure:`,
   '',
   runsTable(runs),
   '',
