@@ -4,10 +4,12 @@
  * NOTIFY at commit), and a lost LISTEN connection empties the cache and stops caching until it is back.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { updateUser } from '../src/adapters/db/repositories/users.ts';
+import { HANDOFF_CHANNEL } from '../src/adapters/notify/notifier.ts';
 import { grantProductToUser, revokeKey } from '../src/domain/access/provisioning.ts';
 import { within } from './helpers/eventually.ts';
 import { BACKENDS, type Harness, runBehindTheService, startHarness } from './helpers/harness.ts';
@@ -46,8 +48,34 @@ describe('principal cache across two processes (postgres)', { skip: !BACKENDS.in
     await a?.close();
   });
 
+  /**
+   * Resolves once both processes have heard every notification committed before it. The test's own setup
+   * (a company, its users, keys and products) notifies "*access", on which a process forgets every entry:
+   * a notice still on its way, late under load, would empty a cache the test has just filled. The database
+   * hands a listener its notifications in commit order, so a marker notified now arrives after all of them.
+   */
+  async function settled(): Promise<void> {
+    const marker = `*settled:${randomUUID()}`;
+    let heard = 0;
+    const unsubscribes: (() => void)[] = [];
+    for (const h of [a, b]) {
+      unsubscribes.push(
+        await h.services.notifier.subscribe(marker, () => {
+          heard++;
+        }),
+      );
+    }
+    try {
+      await a.services.database.db.execute(sql`select pg_notify(${HANDOFF_CHANNEL}, ${marker})`);
+      await within(5000, 'both processes heard the marker', () => heard >= 2);
+    } finally {
+      for (const unsubscribe of unsubscribes) unsubscribe();
+    }
+  }
+
   /** A key both processes have answered, so both have it cached. */
   async function cachedOnBoth(key: string): Promise<void> {
+    await settled();
     for (const h of [a, b]) {
       assert.equal(await status(h, key), 200);
       assert.ok(h.services.principalCache.size > 0, `${h === a ? 'a' : 'b'} cached the key`);
@@ -120,6 +148,7 @@ describe('principal cache across two processes (postgres)', { skip: !BACKENDS.in
 
   it("serves a user's product list from memory and shows a product added or archived through the other process within 1 s", async () => {
     const c = await a.company();
+    await settled();
     const names = async (h: Harness) =>
       (await h.request({ method: 'GET', url: LIST, key: c.key }))
         .json()
