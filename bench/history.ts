@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { BARE_JSON_BASELINE } from './lib/baseline.ts';
 import {
   type Judged,
   judgedFigure,
@@ -170,7 +171,7 @@ function runsTable(runs: Run[]): string {
         const why = typeof e.met === 'string' ? e.met : judged ? figureText(judged) : '';
         return `${shortName(e.name)} ${why}`.trim();
       });
-    const bare = report.scenarios.find((e) => e.baseline.name.startsWith('bare node:http, fixed JSON'));
+    const bare = report.scenarios.find((e) => e.baseline.name === BARE_JSON_BASELINE);
     lines.push(
       markdownRow([
         runName(report),

@@ -7,6 +7,9 @@ import { deferCleanup } from './cleanup.ts';
 import { type Child, spawnNode, waitForHttp } from './process.ts';
 import { childEnv } from './service.ts';
 
+/** The name of the baseline of every cached read (product lists, handoff records): bench/baselines/bare-json.ts. */
+export const BARE_JSON_BASELINE = 'bare node:http, fixed JSON';
+
 /** A running baseline. */
 export interface Baseline {
   url: string;

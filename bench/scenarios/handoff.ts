@@ -2,7 +2,7 @@
  * Scenario 4: GET /api/v1/call-handoff/{id} of a final record and of a partial one vs a bare node:http server
  * answering the final record's JSON. The records are written through the writer endpoints first.
  */
-import { startBaseline } from '../lib/baseline.ts';
+import { BARE_JSON_BASELINE, startBaseline } from '../lib/baseline.ts';
 import type { ResponseCheck } from '../lib/load.ts';
 import { ratioEntry, type ScenarioEntry, unmeasuredEntry } from '../lib/report.ts';
 import type { BenchService } from '../lib/service.ts';
@@ -15,7 +15,7 @@ export const WRITE = '/api/v1/call-handoff';
 const READ = '/api/v1/call-handoff/{handoff_id}';
 const FINALIZE = '/api/v1/call-handoff/{handoff_id}/finalize';
 /** The baseline of every handoff read. */
-export const BASELINE = 'bare node:http, fixed JSON';
+export const BASELINE = BARE_JSON_BASELINE;
 
 /** Metadata of a realistic size: what a voice bot gathers during a call. */
 const METADATA = {

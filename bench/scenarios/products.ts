@@ -1,5 +1,5 @@
 /** Scenario 1: GET /api/v1/product/list vs a bare node:http server answering the same JSON. */
-import { startBaseline } from '../lib/baseline.ts';
+import { BARE_JSON_BASELINE, startBaseline } from '../lib/baseline.ts';
 import type { ResponseCheck } from '../lib/load.ts';
 import { ratioEntry, type ScenarioEntry, unmeasuredEntry } from '../lib/report.ts';
 import { BENCH } from '../lib/service.ts';
@@ -8,7 +8,7 @@ import { dbLabel, startReadServices } from './read-service.ts';
 import { compare, type PlannedEntry, type Scenario, type Side, using } from './scenario.ts';
 
 const PATH = '/api/v1/product/list';
-const BASELINE = 'bare node:http, fixed JSON';
+const BASELINE = BARE_JSON_BASELINE;
 const TARGET = '≥ 0.50';
 
 const check: ResponseCheck = (status, body) => {
