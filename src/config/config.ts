@@ -3,6 +3,17 @@ import { isIP } from 'node:net';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
 
+/**
+ * The database's defaults, in one place: the schema below gives them to DB_POOL_MAX and the DB_*_TIMEOUT
+ * variables, and `openDatabase` to a caller that passes none (the CLI's tests, a script).
+ */
+export const DATABASE_DEFAULTS = {
+  poolSize: 10,
+  connectSeconds: 2,
+  statementSeconds: 3,
+  idleInTransactionSeconds: 10,
+} as const;
+
 const Integer = (min: number, max: number, fallback: number) =>
   Type.Integer({ minimum: min, maximum: max, default: fallback });
 
@@ -93,13 +104,13 @@ export const EnvSchema = Type.Object({
    * PostgreSQL connections one process pools at most (its change listener holds one more). Processes behind
    * one load balancer together must stay under the server's max_connections.
    */
-  DB_POOL_MAX: Integer(1, 1000, 10),
+  DB_POOL_MAX: Integer(1, 1000, DATABASE_DEFAULTS.poolSize),
   /** Seconds to connect to PostgreSQL or to wait for a free pooled connection (then 503). */
-  DB_CONNECT_TIMEOUT: Integer(1, 600, 2),
+  DB_CONNECT_TIMEOUT: Integer(1, 600, DATABASE_DEFAULTS.connectSeconds),
   /** Seconds one PostgreSQL statement may run (server-side), or stay unanswered (the connection is dropped). */
-  DB_STATEMENT_TIMEOUT: Integer(1, 3600, 3),
+  DB_STATEMENT_TIMEOUT: Integer(1, 3600, DATABASE_DEFAULTS.statementSeconds),
   /** Seconds a PostgreSQL transaction may sit idle before the server ends it. */
-  DB_IDLE_IN_TRANSACTION_TIMEOUT: Integer(1, 3600, 10),
+  DB_IDLE_IN_TRANSACTION_TIMEOUT: Integer(1, 3600, DATABASE_DEFAULTS.idleInTransactionSeconds),
   /** Seconds an embedded-storage upload may send nothing before it is abandoned. */
   UPLOAD_IDLE_TIMEOUT: Integer(1, 3600, 60),
   /** The ffmpeg that decodes recordings for the analysis; by default the build the npm package brings. */

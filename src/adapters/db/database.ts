@@ -12,6 +12,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import pg from 'pg';
+import { DATABASE_DEFAULTS } from '../../config/config.ts';
 import { observingAccessWrites } from './access-writes.ts';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.ts';
 import { translatingErrors } from './error-translation.ts';
@@ -85,11 +86,11 @@ export interface DatabaseTimeouts {
   idleInTransactionMs: number;
 }
 
-/** The limits when none are given (the defaults of DB_CONNECT_TIMEOUT, DB_STATEMENT_TIMEOUT, …). */
-export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
-  connectMs: 2000,
-  statementMs: 3000,
-  idleInTransactionMs: 10_000,
+/** The limits when none are given: the defaults of DB_CONNECT_TIMEOUT, DB_STATEMENT_TIMEOUT, …. */
+const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
+  connectMs: DATABASE_DEFAULTS.connectSeconds * 1000,
+  statementMs: DATABASE_DEFAULTS.statementSeconds * 1000,
+  idleInTransactionMs: DATABASE_DEFAULTS.idleInTransactionSeconds * 1000,
 };
 
 /** Opens (and for PGlite, locks) the database; does not migrate. */
@@ -97,7 +98,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   if (options.databaseUrl) {
     return openPostgres(
       options.databaseUrl,
-      options.poolSize ?? 10,
+      options.poolSize ?? DATABASE_DEFAULTS.poolSize,
       options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS,
     );
   }
