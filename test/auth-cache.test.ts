@@ -10,6 +10,7 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { updateUser } from '../src/adapters/db/repositories/users.ts';
 import { HANDOFF_CHANNEL } from '../src/adapters/notify/notifier.ts';
+import { listProductsFor } from '../src/domain/access/products.ts';
 import { grantProductToUser, revokeKey } from '../src/domain/access/provisioning.ts';
 import { within } from './helpers/eventually.ts';
 import { BACKENDS, type Harness, runBehindTheService, startHarness } from './helpers/harness.ts';
@@ -232,6 +233,28 @@ for (const backend of BACKENDS) {
       // Straight to the driver, past the service's own write watch: only the NOTIFY can tell.
       await runBehindTheService(h, `update api_keys set revoked_at = now() where id = '${k.id}'`);
       await within(1000, 'the revoked key is refused', async () => (await status(h, k.key)) === 401);
+    });
+
+    it("never serves a product list loaded with a user's old role to the new one", async () => {
+      const c = await h.company();
+      await c.addProduct(); // granted to nobody
+      const listed = async () =>
+        ((await h.request({ method: 'GET', url: LIST, key: c.key })).json() as { products: { id: number }[] })
+          .products.length;
+      assert.equal(await listed(), 2, 'the admin sees both products');
+      // The setup's own notices may still empty the cache: ask until the key stays in it.
+      await within(
+        1000,
+        'the admin key is cached',
+        async () => (await listed()) === 2 && h.services.principalCache.peek(c.key) !== undefined,
+      );
+      const asAdmin = h.services.principalCache.peek(c.key);
+      assert.equal(asAdmin?.role, 'admin');
+      await updateUser(h.services.database.db, c.id, c.admin.id, { role: 'agent' });
+      // A request authenticated before the change loads its list after it, with the principal it had.
+      const inFlight = await listProductsFor(h.services.database.db, asAdmin, h.services.principalCache);
+      assert.equal(inFlight.length, 2);
+      assert.equal(await listed(), 0, 'the agent, granted nothing, sees no product');
     });
 
     it('refuses at once a key revoked through this process', async () => {

@@ -122,8 +122,11 @@ export function createPrincipalCache(options: PrincipalCacheOptions): PrincipalC
     subscribe();
     return trusted() ? map.get(key) : undefined;
   }
-  // By user: what a user sees depends on the user's role and grants, not on which of their keys asks.
-  const productsKey = (principal: Principal) => `${principal.companyId}:${principal.userId}`;
+  // By user and role: what a user sees depends on the role and grants, not on which of their keys asks. The
+  // role is the one the request was authenticated with, and a request authenticated before a role change
+  // may load its list after the change: keyed by role, its list is only ever served to that role.
+  const productsKey = (principal: Principal) =>
+    `${principal.companyId}:${principal.userId}:${principal.role}`;
 
   return {
     peek: (key) => peekIn(entries, key),
