@@ -339,7 +339,7 @@ export async function saveDispatchPosition(db: Db, position: Position): Promise<
  */
 export async function fanOutDeliveries(
   db: Db,
-  events: readonly { companyId: string; id: string; type: string; payload: unknown; createdAt: Date }[],
+  events: readonly { companyId: string; id: string; type: string; payload: unknown }[],
 ): Promise<{ companyId: string; endpointId: string }[]> {
   if (events.length === 0) return [];
   const result = await db.execute(sql`
@@ -350,14 +350,16 @@ export async function fanOutDeliveries(
           id: e.id,
           type: e.type,
           payload: e.payload,
-          created_at: e.createdAt.toISOString(),
         })),
-      )}::jsonb) as x(company_id uuid, id text, type text, payload jsonb, created_at timestamptz)
+      )}::jsonb) as x(company_id uuid, id text, type text, payload jsonb)
     ), inserted as (
+      -- The event's time as stored (microseconds): a JavaScript Date keeps milliseconds, and an event
+      -- written in the same millisecond after its endpoint was made compared as older and got nothing.
       insert into webhook_deliveries (company_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
       select e.company_id, w.id, e.id, e.type, e.payload, now()
-      from e join webhook_endpoints w on w.company_id = e.company_id
-      where w.enabled and (w.types is null or e.type = any(w.types)) and w.created_at <= e.created_at
+      from e join events stored on stored.company_id = e.company_id and stored.id = e.id::uuid
+        join webhook_endpoints w on w.company_id = e.company_id
+      where w.enabled and (w.types is null or e.type = any(w.types)) and w.created_at <= stored.created_at
       on conflict do nothing
       returning company_id, endpoint_id
     )
