@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { BOOTSTRAP_LOCK_ID } from '../src/adapters/db/advisory-locks.ts';
 import { addWebhookEndpoint } from './helpers/events.ts';
 import { type Harness, startHarness } from './helpers/harness.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
@@ -58,6 +59,31 @@ describe('webhook wake-ups (postgres)', { skip: !process.env.TEST_DATABASE_URL }
       await second.end();
     }
   });
+  it('delivers an event written while a process bootstraps without waiting for the poll (their locks differ)', async () => {
+    const c = await h.company();
+    await addWebhookEndpoint(h, c, { url: receiver.url, types: ['call.updated'] });
+    await sleep(300);
+    const seen = receiver.received.length;
+    const bootstrapping = new pg.Client({ connectionString: h.databaseUrl });
+    const writer = new pg.Client({ connectionString: h.databaseUrl });
+    await bootstrapping.connect();
+    await writer.connect();
+    try {
+      await bootstrapping.query('begin');
+      await bootstrapping.query('select pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK_ID]);
+      await writer.query(
+        `insert into events (company_id, type, data) values ($1, 'call.updated', '{"n": 4}')`,
+        [c.id],
+      );
+      await receiver.waitFor((r) => r.length > seen, 5000);
+      assert.equal(receiver.received.at(-1)?.json.data.n, 4);
+    } finally {
+      await bootstrapping.query('rollback');
+      await bootstrapping.end();
+      await writer.end();
+    }
+  });
+
   it('delivers events held back by a long transaction of another database soon after it ends, not at the poll', async () => {
     const c = await h.company();
     await addWebhookEndpoint(h, c, { url: receiver.url, types: ['call.updated'] });

@@ -14,6 +14,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { DATABASE_DEFAULTS } from '../../config/config.ts';
 import { observingAccessWrites } from './access-writes.ts';
+import { MIGRATION_LOCK_ID } from './advisory-locks.ts';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.ts';
 import { translatingErrors } from './error-translation.ts';
 import { makeTemplate, templateFor } from './pglite-template.ts';
@@ -60,8 +61,6 @@ function accessWriteListeners(): { emit(): void; add(listener: () => void): () =
 }
 
 const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../../migrations', import.meta.url));
-/** Any fixed number: the advisory lock that serialises migrations of several processes. */
-const MIGRATION_LOCK_ID = 7_416_302_551;
 
 /** Where to find the database. */
 export interface DatabaseOptions {

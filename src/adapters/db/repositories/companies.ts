@@ -1,5 +1,6 @@
 /** Companies: the tenants. */
 import { eq, sql } from 'drizzle-orm';
+import { BOOTSTRAP_LOCK_ID } from '../advisory-locks.ts';
 import type { Db } from '../database.ts';
 import { companies } from '../schema.ts';
 
@@ -33,9 +34,6 @@ export async function hasNoCompanies(db: Db): Promise<boolean> {
   const rows = await db.select({ id: companies.id }).from(companies).limit(1);
   return rows.length === 0;
 }
-
-/** Any fixed number: the lock that stops two processes starting at once from both bootstrapping. */
-const BOOTSTRAP_LOCK_ID = 7_416_302_552;
 
 /**
  * Waits for, then holds until the transaction ends, the lock of the first-start bootstrap: a second process
