@@ -57,7 +57,9 @@ export async function openServices(config: Config): Promise<Services> {
     : undefined;
   // Without a listener, a lost Redis connection would crash the process; limits fail open meanwhile.
   redis?.on('error', () => {});
-  const notifier = createChangeNotifier(database, config.databaseUrl);
+  const notifier = createChangeNotifier(database, config.databaseUrl, {
+    heartbeatMs: config.listenHeartbeatMs,
+  });
   const metrics =
     config.metricsPort === undefined
       ? undefined

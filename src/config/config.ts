@@ -109,6 +109,11 @@ export const EnvSchema = Type.Object({
   DB_CONNECT_TIMEOUT: Integer(1, 600, DATABASE_DEFAULTS.connectSeconds),
   /** Seconds one PostgreSQL statement may run (server-side), or stay unanswered (the connection is dropped). */
   DB_STATEMENT_TIMEOUT: Integer(1, 3600, DATABASE_DEFAULTS.statementSeconds),
+  /**
+   * Seconds between two heartbeat queries on the PostgreSQL change listener's connection: one unanswered by
+   * the next counts as a lost connection (the caches are emptied, and it reconnects).
+   */
+  DB_LISTEN_HEARTBEAT: Integer(1, 600, 5),
   /** Seconds a PostgreSQL transaction may sit idle before the server ends it. */
   DB_IDLE_IN_TRANSACTION_TIMEOUT: Integer(1, 3600, DATABASE_DEFAULTS.idleInTransactionSeconds),
   /** Seconds an embedded-storage upload may send nothing before it is abandoned. */
@@ -180,6 +185,8 @@ export interface Config {
   trustProxy: false | string[];
   /** PostgreSQL time limits: a request answers 503 within connectMs + statementMs when the database is silent. */
   databaseTimeouts: { connectMs: number; statementMs: number; idleInTransactionMs: number };
+  /** Milliseconds between two heartbeats of the PostgreSQL change listener (DB_LISTEN_HEARTBEAT). */
+  listenHeartbeatMs: number;
   /** PostgreSQL connections this process pools at most (DB_POOL_MAX). */
   databasePoolSize: number;
   worker: boolean;
@@ -324,6 +331,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       idleInTransactionMs: e.DB_IDLE_IN_TRANSACTION_TIMEOUT * 1000,
     },
     databasePoolSize: e.DB_POOL_MAX,
+    listenHeartbeatMs: e.DB_LISTEN_HEARTBEAT * 1000,
     worker: e.WORKER,
     workerPollIntervalMs: e.WORKER_POLL_INTERVAL,
     workerConcurrency: e.WORKER_CONCURRENCY,

@@ -1,7 +1,9 @@
 /**
  * A loopback TCP proxy to a server (PostgreSQL), to stage outages: `cut` destroys every connection and
  * refuses new ones; `pause` keeps every socket open but moves no byte either way (new connections are
- * accepted and held), as a blackholed network does; `resume` lets the held bytes flow again.
+ * accepted and held), as a blackholed network does; `resume` lets the held bytes flow again; `silence`
+ * blackholes one connection for good (the one whose socket to the server has the given local port), as a
+ * firewall that drops an idle connection does.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
@@ -14,9 +16,11 @@ export function tcpProxy(port: number, targetPort = 5432, targetHost = '127.0.0.
   let paused = false;
   // Bytes are forwarded by hand, not with pipe(): pipe() resumes a paused source when its destination
   // drains, so a pause made with socket.pause() can leak bytes and the blackhole is not one.
-  const forward = (from: Socket, to: Socket) => {
+  const silenced = new Set<Socket>();
+  const forward = (from: Socket, to: Socket, upstream: Socket) => {
     const held: Buffer[] = [];
     from.on('data', (chunk: Buffer) => {
+      if (silenced.has(upstream)) return;
       if (paused) held.push(chunk);
       else to.write(chunk);
     });
@@ -32,13 +36,14 @@ export function tcpProxy(port: number, targetPort = 5432, targetHost = '127.0.0.
         const upstream = connect(targetPort, targetHost);
         sockets.add(client);
         sockets.add(upstream);
-        forward(client, upstream);
-        forward(upstream, client);
+        forward(client, upstream, upstream);
+        forward(upstream, client, upstream);
         const close = () => {
           client.destroy();
           upstream.destroy();
           sockets.delete(client);
           sockets.delete(upstream);
+          silenced.delete(upstream);
         };
         client.on('error', close).on('close', close);
         upstream.on('error', close).on('close', close);
@@ -60,5 +65,15 @@ export function tcpProxy(port: number, targetPort = 5432, targetHost = '127.0.0.
     paused = false;
     for (const flush of flushes) flush();
   };
-  return { open, cut, pause, resume };
+  /** Blackholes the connection whose socket to the server has local port `port`; false when none has. */
+  const silence = (port: number) => {
+    for (const s of sockets) {
+      if (s.remotePort === targetPort && s.localPort === port) {
+        silenced.add(s);
+        return true;
+      }
+    }
+    return false;
+  };
+  return { open, cut, pause, resume, silence };
 }

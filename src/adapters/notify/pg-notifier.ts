@@ -2,16 +2,29 @@
  * Change notifications on PostgreSQL: one dedicated connection per process runs LISTEN (a pooled
  * connection cannot: the pool would hand it to queries and drop the LISTEN with it). It connects on the
  * first subscription, reconnects after a loss, and then wakes every subscriber, because notifications
- * sent while it was away are gone.
+ * sent while it was away are gone. A connection that goes silent (a firewall or NAT dropping an idle
+ * connection, a paused network) raises no error for hours, and every cache that trusts the notices would
+ * keep what a missed one should have cleared: a heartbeat query finds it, and it counts as lost.
  */
+import type { Socket } from 'node:net';
 import pg from 'pg';
 import { type ChangeNotifier, createFanOut, HANDOFF_CHANNEL } from './notifier.ts';
 
 /** How long to wait before reconnecting after the listening connection was lost, in milliseconds. */
 const RECONNECT_DELAY_MS = 1000;
 
+/** Options of the PostgreSQL notifier. */
+export interface PgNotifierOptions {
+  /**
+   * Milliseconds between two heartbeat queries (DB_LISTEN_HEARTBEAT); one unanswered by the next counts as a
+   * lost connection, so a silent one is found within two of them.
+   */
+  heartbeatMs: number;
+}
+
 /** A notifier for a PostgreSQL server. */
-export function createPgNotifier(connectionString: string): ChangeNotifier {
+export function createPgNotifier(connectionString: string, options: PgNotifierOptions): ChangeNotifier {
+  const { heartbeatMs } = options;
   const fanOut = createFanOut();
   let client: pg.Client | undefined;
   let ready: Promise<void> | undefined;
@@ -22,6 +35,8 @@ export function createPgNotifier(connectionString: string): ChangeNotifier {
     if (client !== c) return;
     client = undefined;
     ready = undefined;
+    // end() would wait on a silent socket for as long as the operating system keeps it.
+    (c as unknown as { connection?: { stream?: Socket } }).connection?.stream?.destroy();
     c.end().catch(() => {});
     // Subscribers re-read: whatever changed while the connection was down was not announced.
     fanOut.dispatchAll();
@@ -60,6 +75,32 @@ export function createPgNotifier(connectionString: string): ChangeNotifier {
       return;
     }
     client = c;
+    heartbeat(c);
+  }
+
+  /** Queries `c` every `heartbeatMs` while it is the listener; one query still unanswered by the next loses it. */
+  function heartbeat(c: pg.Client): void {
+    let unanswered = false;
+    const timer = setInterval(() => {
+      if (client !== c) {
+        clearInterval(timer);
+        return;
+      }
+      if (unanswered) {
+        clearInterval(timer);
+        lost(c);
+        return;
+      }
+      unanswered = true;
+      // A failed query also ends the connection, through its 'error' or 'end'.
+      c.query('select 1').then(
+        () => {
+          unanswered = false;
+        },
+        () => {},
+      );
+    }, heartbeatMs);
+    timer.unref();
   }
 
   function ensureListening(): Promise<void> {
