@@ -42,6 +42,8 @@ interface PendingRead {
 const IGNORE = () => {};
 /** The key prefix of the notification a deleted record sends (see migration 0010). */
 export const DELETED_PREFIX = '*deleted:';
+/** The notification of a TRUNCATE of the records (migration 0025): every record may be gone. */
+export const TRUNCATED_KEY = '*handoffs-truncated';
 
 /** Makes the cache over `lru` (final records) and `partialLru`, kept in step through `notifier`. */
 export function createFinalRecordCache(
@@ -55,8 +57,8 @@ export function createFinalRecordCache(
   let closed = false;
 
   function heard(key: string | undefined): void {
-    if (key === undefined) {
-      // Notifications may have been lost: nothing cached can be trusted any more.
+    if (key === undefined || key === TRUNCATED_KEY) {
+      // Notifications may have been lost, or every record deleted: nothing cached can be trusted any more.
       lru.clear();
       partialLru?.clear();
       for (const read of pending) read.stale = true;
