@@ -16,7 +16,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         tags: ['events'],
         summary: 'Read the event log after a cursor',
         description:
-          'Every change a client can see, in commit order, after the cursor `after`. A reader that always ' +
+          "Every change a client can see, in log order (by the writing transaction's id: transactions that " +
+          'overlap in time may commit in another order), after the cursor `after`. A reader that always ' +
           'passes the last `next_cursor` sees every event of its company exactly once and in order, even ' +
           'while many writers commit at once. Events are kept `EVENT_RETENTION_DAYS` (default 30); a cursor ' +
           'older than the oldest kept event is a 410. Needs a key of an admin with scope `events:read`.',
