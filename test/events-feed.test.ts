@@ -8,6 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { purgeOldEvents } from '../src/adapters/db/repositories/events.ts';
 import { events } from '../src/adapters/db/schema.ts';
+import type { Principal } from '../src/domain/access/principal.ts';
+import { GoneError } from '../src/domain/errors.ts';
+import { readEvents } from '../src/domain/events/feed.ts';
 import { recordEvent } from '../src/domain/events/record.ts';
 import { post } from './helpers/calls.ts';
 import { settleEvents } from './helpers/events.ts';
@@ -137,6 +140,38 @@ for (const backend of BACKENDS) {
         fresh.events.map((e: { data: { conversation_id: string } }) => e.data.conversation_id),
         ['kept'],
       );
+    });
+
+    it('answers 410, not a page that skipped them, when a purge commits while the page is read', async () => {
+      const c = await h.company();
+      const key = await readerKey(c);
+      await createCall(c, 'racing-old-1');
+      const early = (await get(key, '?limit=1')).json();
+      await createCall(c, 'racing-old-2');
+      await createCall(c, 'racing-kept');
+      const db = h.services.database.db;
+      await db
+        .update(events)
+        .set({ createdAt: sql`now() - interval '40 days'` })
+        .where(and(eq(events.companyId, c.id), sql`${events.data}->>'conversation_id' like 'racing-old-%'`));
+      await settleEvents(h);
+      // The purge commits just before the feed's page is read (its one raw statement), after any earlier read.
+      let purged = 0;
+      const racing = new Proxy(db, {
+        get(target, property, receiver) {
+          if (property !== 'execute') return Reflect.get(target, property, receiver);
+          return async (...args: Parameters<typeof db.execute>) => {
+            if (purged === 0) purged = await purgeOldEvents(db, 30, 1000);
+            return target.execute(...args);
+          };
+        },
+      });
+      const principal = { companyId: c.id } as Principal;
+      await assert.rejects(
+        readEvents(racing, principal, { after: early.next_cursor, limit: 100, types: [] }),
+        (error: unknown) => error instanceof GoneError,
+      );
+      assert.ok(purged >= 1);
     });
 
     it('never skips an event while many writers, some slow, commit concurrently', async () => {

@@ -70,12 +70,17 @@ export async function readEvents(
   query: { after?: string | undefined; limit: number; types: readonly string[] },
 ): Promise<EventPage> {
   const requested = query.after === undefined ? undefined : decodeCursor(query.after);
-  const purged = await findPurgedPosition(db, principal.companyId);
-  if (requested && purged && comparePositions(requested, purged) < 0) {
-    throw new GoneError('the cursor is older than the oldest kept event; start again without after');
-  }
-  const from = requested ?? purged ?? START;
+  // With a cursor, the purged position is read after the page: a purge that commits between the two
+  // reads is then seen (410) instead of its events having been skipped silently; one that commits after
+  // the page left the page whole.
+  const from = requested ?? (await findPurgedPosition(db, principal.companyId)) ?? START;
   const page = await listEvents(db, principal.companyId, from, { limit: query.limit, types: query.types });
+  if (requested) {
+    const purged = await findPurgedPosition(db, principal.companyId);
+    if (purged && comparePositions(requested, purged) < 0) {
+      throw new GoneError('the cursor is older than the oldest kept event; start again without after');
+    }
+  }
   const last = page.events.at(-1);
   let next: Position = last ? { txid: last.txid, seq: last.seq } : from;
   // A short page returned every final event after `from`: the reader may move up to the horizon, so that
