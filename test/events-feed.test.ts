@@ -120,18 +120,26 @@ for (const backend of BACKENDS) {
       }
     });
 
-    it('answers 410 for a cursor older than the oldest kept event, and starts after the purge without one', async () => {
+    /** A company with calls `<prefix>-1` and `<prefix>-2` whose events are 40 days old, then `kept`, and a cursor after the first. */
+    async function pastRetention(prefix: string) {
       const c = await h.company();
       const key = await readerKey(c);
-      await createCall(c, 'old-1');
-      const early = (await get(key, '?limit=1')).json();
-      await createCall(c, 'old-2');
+      await createCall(c, `${prefix}-1`);
+      const early = (await get(key, '?limit=1')).json() as { next_cursor: string };
+      await createCall(c, `${prefix}-2`);
       await createCall(c, 'kept');
-      const db = h.services.database.db;
-      await db
+      await h.services.database.db
         .update(events)
         .set({ createdAt: sql`now() - interval '40 days'` })
-        .where(and(eq(events.companyId, c.id), sql`${events.data}->>'conversation_id' like 'old-%'`));
+        .where(
+          and(eq(events.companyId, c.id), sql`${events.data}->>'conversation_id' like ${`${prefix}-%`}`),
+        );
+      return { c, key, early };
+    }
+
+    it('answers 410 for a cursor older than the oldest kept event, and starts after the purge without one', async () => {
+      const { key, early } = await pastRetention('old');
+      const db = h.services.database.db;
       assert.ok((await purgeOldEvents(db, 30, 1000)) >= 2);
       const gone = await get(key, `?after=${early.next_cursor}`);
       assert.equal(gone.statusCode, 410, gone.body);
@@ -143,17 +151,8 @@ for (const backend of BACKENDS) {
     });
 
     it('answers 410, not a page that skipped them, when a purge commits while the page is read', async () => {
-      const c = await h.company();
-      const key = await readerKey(c);
-      await createCall(c, 'racing-old-1');
-      const early = (await get(key, '?limit=1')).json();
-      await createCall(c, 'racing-old-2');
-      await createCall(c, 'racing-kept');
+      const { c, early } = await pastRetention('racing-old');
       const db = h.services.database.db;
-      await db
-        .update(events)
-        .set({ createdAt: sql`now() - interval '40 days'` })
-        .where(and(eq(events.companyId, c.id), sql`${events.data}->>'conversation_id' like 'racing-old-%'`));
       await settleEvents(h);
       // The purge commits just before the feed's page is read (its one raw statement), after any earlier read.
       let purged = 0;
