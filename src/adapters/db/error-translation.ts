@@ -2,13 +2,14 @@
  * The one translation of the database errors a caller causes into domain errors, so no layer above the
  * adapters knows a SQLSTATE: a write to a final handoff record (the trigger's `CQ409`) is a ConflictError,
  * text PostgreSQL cannot store (a NUL character: `22P05` in jsonb, `22021` in text) and metadata past its
- * key limit (`23514` of a `*_metadata_keys` constraint) a ValidationError. It
+ * key limit (`23514` of a `*_metadata_keys` constraint) a ValidationError, a reference to a row deleted
+ * meanwhile (`23503`) a NotFoundError. It
  * wraps the driver under Drizzle once, when the database is opened, so every repository (and every query
  * yet to be written) gets it. Drizzle wraps what the driver throws in its own error with the domain error
  * as `cause`; `findDomainError` (domain/errors.ts) finds it there. The database's error stays the domain
  * error's `cause`, SQLSTATE included.
  */
-import { ConflictError, type DomainError, ValidationError } from '../../domain/errors.ts';
+import { ConflictError, type DomainError, NotFoundError, ValidationError } from '../../domain/errors.ts';
 import { MAX_METADATA_KEYS, NUL_CHARACTER_RULE } from '../../domain/limits.ts';
 import { FINAL_RECORD_SQLSTATE } from './errors.ts';
 
@@ -18,6 +19,23 @@ const UNSTORABLE_TEXT_SQLSTATES = new Set(['22P05', '22021']);
 /** SQLSTATE of a check-constraint violation; the `*_metadata_keys` ones bound a record's metadata. */
 const CHECK_VIOLATION = '23514';
 
+/**
+ * SQLSTATE of a foreign-key violation. Every write checks what it refers to first, so the row it names was
+ * deleted meanwhile (a call erased while a tag or a handoff record was being added to it): a 404, as it
+ * would have been a moment later, not a 500.
+ */
+const FOREIGN_KEY_VIOLATION = '23503';
+
+/** What a missing referenced row is called in an answer, by its table. */
+const REFERENCED: Record<string, string> = {
+  conversations: 'the call',
+  products: 'the product',
+  users: 'the user',
+  companies: 'the company',
+  uploads: 'the upload',
+  webhook_endpoints: 'the webhook endpoint',
+};
+
 /** The domain error a database error means, or undefined when it is not the caller's doing. */
 export function domainErrorOfDatabase(error: unknown): DomainError | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -25,6 +43,11 @@ export function domainErrorOfDatabase(error: unknown): DomainError | undefined {
   let translated: DomainError | undefined;
   if (code === FINAL_RECORD_SQLSTATE) {
     translated = new ConflictError('call handoff record is final and cannot change');
+  } else if (code === FOREIGN_KEY_VIOLATION) {
+    const detail = (error as { detail?: unknown }).detail;
+    const table = typeof detail === 'string' ? /not present in table "([^"]+)"/.exec(detail)?.[1] : undefined;
+    const what = (table && REFERENCED[table]) ?? 'a record it refers to';
+    translated = new NotFoundError(`${what} no longer exists (deleted meanwhile)`);
   } else if (typeof code === 'string' && UNSTORABLE_TEXT_SQLSTATES.has(code)) {
     translated = new ValidationError(`strings ${NUL_CHARACTER_RULE}`);
   } else if (

@@ -9,7 +9,7 @@ import {
 import { findCompanyById, insertCompany } from '../../adapters/db/repositories/companies.ts';
 import { grantProduct, insertProduct, setProductStatus } from '../../adapters/db/repositories/products.ts';
 import { findUser, findUserBySeedRef, insertUser, updateUser } from '../../adapters/db/repositories/users.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+import { ConflictError, findDomainError, NotFoundError, ValidationError } from '../errors.ts';
 import {
   apiKeyPrefix,
   generateApiKey,
@@ -77,9 +77,9 @@ export async function grantProductToUser(db: Db, companyId: string, productId: n
   try {
     await grantProduct(db, companyId, productId, userId);
   } catch (error) {
-    if ((error as { cause?: { code?: string } }).cause?.code === '23503') {
+    // The user was found above, so the reference that failed is the product's.
+    if (findDomainError(error) instanceof NotFoundError)
       throw new NotFoundError(`product ${productId} not found`);
-    }
     throw error;
   }
 }

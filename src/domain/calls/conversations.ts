@@ -19,16 +19,18 @@ export function conversationNotFoundError(conversationId: string, agentEmail: st
 /**
  * The one conversation of the company with this conversation_id, of the agent given or of any agent:
  * NotFoundError when there is none, ConflictError when several agents have one (`hint` says how to choose).
+ * With `lock`, locked until the transaction ends, as start and stop lock it.
  */
 export async function findConversationByClientId(
   db: Db,
   companyId: string,
   conversationId: string,
-  options: { agentUserId?: string | undefined; hint: string },
+  options: { agentUserId?: string | undefined; hint: string; lock?: boolean },
 ): Promise<Conversation> {
   const rows = await findConversationsByConversationId(db, companyId, conversationId, {
     agentUserId: options.agentUserId,
     limit: 2,
+    lock: options.lock,
   });
   const [only] = rows;
   if (!only) throw new NotFoundError(`conversation ${JSON.stringify(conversationId)} not found`);

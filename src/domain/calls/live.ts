@@ -21,8 +21,10 @@ async function storeLiveTag(
   tag: TagValue,
 ): Promise<void> {
   await db.transaction(async (tx) => {
+    // Locked: the event's state is the one the tag was stored on, not one a stop committed meanwhile.
     const conversation = await findConversationByClientId(tx, principal.companyId, conversationId, {
       hint: 'use call/add_tags with agent_email',
+      lock: true,
     });
     await upsertTags(tx, principal.companyId, conversation.id, [tag]);
     const ref = await callRef(tx, principal.companyId, conversation.id);

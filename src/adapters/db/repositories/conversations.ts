@@ -25,9 +25,9 @@ export async function findConversationsByConversationId(
   db: Db,
   companyId: string,
   conversationId: string,
-  options: { agentUserId?: string | undefined; limit: number },
+  options: { agentUserId?: string | undefined; limit: number; lock?: boolean },
 ): Promise<Conversation[]> {
-  return db
+  const query = db
     .select()
     .from(conversations)
     .where(
@@ -38,6 +38,8 @@ export async function findConversationsByConversationId(
       ),
     )
     .limit(options.limit);
+  // As start and stop lock it (migration 0014): a write made under this lock sees the call's current state.
+  return options.lock ? query.for('no key update') : query;
 }
 
 /** The conversation with this id (the call's `id`), or undefined. */
