@@ -126,6 +126,10 @@ const REFUSED: [string | undefined, string | undefined, RegExp][] = [
   ['call.wav', ' audio/wav', /^content_type: /],
   ['call.wav', 'audio/wav\r\nx-evil: 1', /^content_type: /],
   ['call.wav', 'audio/wav; name=é', /^content_type: /],
+  // A list, which a browser reads as its last type: HTML on the service's origin.
+  ['call.wav', 'audio/wav; x=1, text/html', /^content_type: .*parameters must be ; name=value/],
+  ['call.wav', 'audio/wav; x="1", text/html', /^content_type: .*parameters must be ; name=value/],
+  ['call.wav', 'audio/wav; x', /^content_type: .*parameters must be ; name=value/],
   ['call.wav', '', /^content_type: /],
   // content_type without filename.
   [undefined, 'audio/wav', /^content_type: is sent without filename$/],

@@ -70,6 +70,17 @@ for (const backend of BACKENDS) {
       assert.equal(typed.headers['content-type'], 'audio/ogg; codecs=opus');
     });
 
+    it('serves an object so that no browser runs it as a page of the service origin, whatever its type', async () => {
+      const { key } = await stored();
+      for (const res of [
+        await get(await readUrl(key, 'text/html')),
+        await get(await readUrl(key), {}, 'HEAD'),
+      ]) {
+        assert.equal(res.headers['x-content-type-options'], 'nosniff');
+        assert.equal(res.headers['content-security-policy'], 'sandbox');
+      }
+    });
+
     it('answers HEAD with the headers of GET and no body', async () => {
       const { key } = await stored();
       const url = await readUrl(key);

@@ -24,6 +24,11 @@ const MAX_FILENAME_BYTES = 255;
 const MAX_CONTENT_TYPE_LENGTH = 255;
 const TOKEN = "[!#$%&'*+.^_`|~0-9a-z-]+";
 const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}$`);
+// Parameters as RFC 9110 has them (a codecs list may hold commas inside its quotes): an unquoted comma
+// makes a list of types, which a browser reads as its last one, so `audio/wav; x=1, text/html` is HTML.
+const QUOTED = '"(?:[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\x20-\\x7e])*"';
+/** What may follow the media type: `; name=value` parameters, each value a token or a quoted string. */
+const PARAMETERS = new RegExp(`^(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|${QUOTED}))*$`, 'i');
 
 /** The extension of a base name, lower case without the dot; '' when there is none (or a dot file). */
 export function extensionOf(filename: string): string {
@@ -57,6 +62,13 @@ function checkedMediaTypeOf(contentType: string): string {
   const mediaType = mediaTypeOf(contentType);
   if (!MEDIA_TYPE.test(mediaType)) {
     throw new ValidationError(`"${contentType}" is not a media type such as audio/wav`, 'content_type');
+  }
+  const semicolon = contentType.indexOf(';');
+  if (semicolon >= 0 && !PARAMETERS.test(contentType.slice(semicolon))) {
+    throw new ValidationError(
+      `"${contentType}": parameters must be ; name=value, each value a token or a quoted string`,
+      'content_type',
+    );
   }
   return mediaType;
 }

@@ -237,7 +237,11 @@ async function serveRead(
     .header('etag', headers.etag)
     .header('last-modified', headers.lastModified)
     .header('accept-ranges', 'bytes')
-    .header('x-amz-request-id', request.id);
+    .header('x-amz-request-id', request.id)
+    // An object is served on the service's own origin, where the web app keeps its key: whatever its type
+    // says, a browser must neither guess another (nosniff) nor run it as a page of that origin (sandbox).
+    .header('x-content-type-options', 'nosniff')
+    .header('content-security-policy', 'sandbox');
   if (headers.contentRange) reply.header('content-range', headers.contentRange);
   if (!outcome.body) return reply.send();
   // The body writes to the connection itself, to reuse its buffers (file-body.ts); hooks that run on the
