@@ -25,6 +25,32 @@ describe('HTTP basics', () => {
     assert.ok(h.logs().includes(`"reqId":"${ids[1]}"`));
   });
 
+  it('lets no browser or proxy keep what a key reads (Cache-Control: no-store), errors included', async () => {
+    const c = await h.company();
+    const admin = await c.addKey(c.admin.id, ['calls', 'calls:read', 'events:read', 'webhooks']);
+    const created = await h.request({
+      method: 'POST',
+      url: '/api/v1/call/create',
+      key: c.key,
+      body: { agent_email: c.agent.email, product_id: c.productId, conversation_id: 'cache-control' },
+    });
+    assert.equal(created.statusCode, 200, created.body);
+    const listed = await h.request({ method: 'GET', url: '/api/v1/calls', key: admin.key });
+    const id = (listed.json() as { calls: { id: string }[] }).calls[0]?.id;
+    for (const url of [
+      '/api/v1/product/list',
+      '/api/v1/calls',
+      `/api/v1/calls/${id}`,
+      '/api/v1/events',
+      '/api/v1/webhooks',
+      '/api/v1/calls/00000000-0000-0000-0000-000000000000',
+    ]) {
+      const res = await h.request({ method: 'GET', url, key: admin.key });
+      assert.equal(res.headers['cache-control'], 'no-store', `${url}: ${res.statusCode}`);
+    }
+    assert.equal(created.headers['cache-control'], 'no-store');
+  });
+
   it('answers GET / with a pointer to the docs: HTML for a browser, JSON otherwise', async () => {
     const page = await h.request({ method: 'GET', url: '/', headers: { accept: 'text/html,*/*' } });
     assert.equal(page.statusCode, 200);

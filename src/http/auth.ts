@@ -53,6 +53,9 @@ export function installAuth(app: FastifyInstance, services: Services): void {
   app.addHook('onRequest', (request, reply, done) => {
     const { scope, requireAdmin: adminOnly } = request.routeOptions.config;
     if (!scope) return done();
+    // What a key reads is its company's: no browser or proxy keeps it (a browser kept it past the web app's
+    // sign-out) unless the route says otherwise (a final handoff record, which never changes).
+    reply.header('cache-control', 'no-store');
     const fail = (error: Error) => {
       if (!(error instanceof UnauthenticatedError)) return done(error);
       failures.failed(request.ip).then(() => done(error), done);
