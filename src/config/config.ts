@@ -14,6 +14,9 @@ export const DATABASE_DEFAULTS = {
   idleInTransactionSeconds: 10,
 } as const;
 
+/** The shortest signing secret of the embedded storage's URLs, configured or read from DATA_DIR. */
+export const MIN_SIGNING_SECRET_LENGTH = 32;
+
 const Integer = (min: number, max: number, fallback: number) =>
   Type.Integer({ minimum: min, maximum: max, default: fallback });
 
@@ -46,7 +49,7 @@ export const EnvSchema = Type.Object({
   /** API keys whose principal is kept in memory per process (forgotten on every change); 0 turns it off. */
   AUTH_CACHE_SIZE: Integer(0, 1_000_000, 10_000),
   /** Secret for signing the embedded storage's upload URLs; generated into DATA_DIR when absent. */
-  STORAGE_SIGNING_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  STORAGE_SIGNING_SECRET: Type.Optional(Type.String({ minLength: MIN_SIGNING_SECRET_LENGTH })),
   STORAGE_BACKEND: Type.Union([Type.Literal('embedded'), Type.Literal('s3')], { default: 'embedded' }),
   S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
   S3_REGION: Type.String({ default: 'us-east-1' }),

@@ -1,8 +1,20 @@
 /** The embedded storage backend: objects under DATA_DIR/objects, uploads through the service's own URLs. */
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { randomBytes, randomUUID } from 'node:crypto';
+import {
+  closeSync,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { open, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { MIN_SIGNING_SECRET_LENGTH } from '../../config/config.ts';
 import { createSignedUrlReceiver } from './embedded-receiver.ts';
 import { signedGetUrl, signedPutUrl } from './embedded-signer.ts';
 import { TEMP_FILE_HOST } from './embedded-writer.ts';
@@ -54,24 +66,60 @@ function isLeftover(name: string, ageMs: number): boolean {
   return ageMs > STALE_TEMP_MS;
 }
 
+/** The secret in `path`, or undefined when there is no such file; throws when it holds no usable one. */
+function readSigningSecret(path: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  const secret = text.trim();
+  // An empty secret would sign, and accept, URLs that anyone can make.
+  if (secret.length < MIN_SIGNING_SECRET_LENGTH) {
+    throw new Error(
+      `${path} holds no usable signing secret (${secret.length} characters, at least ` +
+        `${MIN_SIGNING_SECRET_LENGTH}): remove it to make a new one (URLs signed with the old one stop working)`,
+    );
+  }
+  return secret;
+}
+
+/** Writes `text` to a new file at `path` and flushes it to disk. */
+function writeDurably(path: string, text: string): void {
+  const fd = openSync(path, 'wx', 0o600);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Reads the signing secret from DATA_DIR, making one on first start, unless one is configured. */
 export function loadSigningSecret(dataDir: string, configured: string | undefined): string {
   if (configured) return configured;
   const path = join(dataDir, 'storage-secret');
-  try {
-    return readFileSync(path, 'utf8').trim();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
+  const existing = readSigningSecret(path);
+  if (existing !== undefined) return existing;
   mkdirSync(dataDir, { recursive: true });
   const secret = randomBytes(32).toString('hex');
+  // Written whole under a name of its own, then linked into place: the secret's name appears with its
+  // content or not at all, so a process starting beside this one (or after a crash) never reads it empty.
+  const temp = `${path}.${process.pid}.${randomUUID()}.tmp`;
+  writeDurably(temp, `${secret}\n`);
   try {
-    writeFileSync(path, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+    linkSync(temp, path);
     return secret;
   } catch (error) {
     // Another process made it first: use theirs.
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return readFileSync(path, 'utf8').trim();
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const theirs = readSigningSecret(path);
+    if (theirs === undefined) throw error;
+    return theirs;
+  } finally {
+    unlinkSync(temp);
   }
 }
 
