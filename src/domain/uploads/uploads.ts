@@ -168,22 +168,17 @@ export async function recordUploadedObject(
 }
 
 /**
- * Records an object the storage has just received as its upload's bytes. When no pending upload waits for
- * it, or recording fails, the object is deleted (the client is told the upload failed, so nothing may stay
- * behind); false when no upload waited for it, and recording errors are rethrown.
+ * Records an object the storage has just received as its upload's bytes. When no upload waits for it, the
+ * object is deleted; false then. Recording errors are rethrown and the object is kept: it may have replaced
+ * the bytes of a ready recording (a PUT to a URL used before) or of a concurrent PUT that succeeded, and
+ * deleting it lost them. A pending upload's object is found by the sweep (or the client's retry) instead.
  */
 export async function acceptReceivedObject(
   deps: { db: Db; queue: JobQueue; storage: Storage },
   objectKey: string,
   size: number,
 ): Promise<boolean> {
-  let recorded: boolean;
-  try {
-    recorded = await recordUploadedObject(deps, objectKey, size);
-  } catch (error) {
-    await deps.storage.delete(objectKey).catch(() => {});
-    throw error;
-  }
+  const recorded = await recordUploadedObject(deps, objectKey, size);
   if (!recorded) await deps.storage.delete(objectKey);
   return recorded;
 }

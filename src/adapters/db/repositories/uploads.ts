@@ -2,7 +2,7 @@
  * Uploads. Every query is filtered by company, except the sweep's listings, which are service-wide work
  * like the queue's claim.
  */
-import { and, asc, desc, eq, gt, lt, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, lt, ne, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
 import { conversations, jobs, uploads } from '../schema.ts';
 
@@ -77,8 +77,10 @@ export async function findUploadWithConversation(
 }
 
 /**
- * Marks the upload of an object as uploaded, whatever its status: a signed URL may be used again while
- * it is valid (as on S3), and the newest bytes are the ones to verify. Undefined when there is no upload.
+ * Marks the upload of an object as uploaded, whatever its status but expired: a signed URL may be used
+ * again while it is valid (as on S3), and the newest bytes are the ones to verify. An expired upload has
+ * told its readers so (`upload.expired`), so bytes that arrive after (a PUT begun before the URL expired,
+ * still sending past the sweep's grace) are not its. Undefined when there is no such upload.
  */
 export async function markUploadedByKey(
   db: Db,
@@ -89,7 +91,9 @@ export async function markUploadedByKey(
   const [row] = await db
     .update(uploads)
     .set({ status: 'uploaded', reason: null, probe: null, size, updatedAt: changedNow })
-    .where(and(eq(uploads.companyId, companyId), eq(uploads.objectKey, objectKey)))
+    .where(
+      and(eq(uploads.companyId, companyId), eq(uploads.objectKey, objectKey), ne(uploads.status, 'expired')),
+    )
     .returning();
   return row;
 }
