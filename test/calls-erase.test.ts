@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
-import { callHandoffs, conversations, conversationTags, events, uploads } from '../src/adapters/db/schema.ts';
+import {
+  callHandoffs,
+  conversations,
+  conversationTags,
+  events,
+  jobs,
+  uploads,
+} from '../src/adapters/db/schema.ts';
+import { ERASE_OBJECTS_JOB } from '../src/domain/calls/erase.ts';
 import { RETENTION_SWEEP_JOB, updateRetention } from '../src/domain/calls/retention.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
@@ -147,6 +155,27 @@ for (const backend of BACKENDS) {
       // The queued job finds nothing left to delete and completes.
       await h.runJobs();
       assert.equal(await h.services.storage.head(call.objectKey), undefined);
+    });
+
+    it('deletes the objects again once every upload URL has expired, whatever the uploads became', async () => {
+      const { c, keys } = await company();
+      const call = await makeCall(h, c, keys, { conversationId: 'erase-ready', filename: 'call.wav' });
+      const put = await h.app.inject({
+        method: 'PUT',
+        url: pathOf(call.upload?.upload_url ?? ''),
+        headers: { 'content-type': 'audio/wav' },
+        payload: await readFile(media.path('stereo.wav')),
+      });
+      assert.equal(put.statusCode, 200);
+      await h.runJobs();
+      assert.equal((await del(call.id, keys.admin)).statusCode, 204);
+      await h.runJobs();
+      // Its URL is still valid, and on S3 it would take another PUT after the erasure: a pass waits for it.
+      const [later] = await h.services.database.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(jobs)
+        .where(and(eq(jobs.companyId, c.id), eq(jobs.kind, ERASE_OBJECTS_JOB), sql`${jobs.runAt} > now()`));
+      assert.equal(later?.n, 1);
     });
 
     it('checks the scope first (403), then that the user is an admin (403), then visibility (404)', async () => {

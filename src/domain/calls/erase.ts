@@ -63,13 +63,15 @@ export async function eraseCallById(
       });
       // A signed upload URL still valid could bring an object after the erasure (S3 cannot be told to
       // refuse it): a second pass deletes the keys again once every URL has expired.
-      if (rows.lastUploadUrlExpiry) {
-        const delay = Math.ceil((rows.lastUploadUrlExpiry.getTime() - Date.now()) / 1000);
+      const delay = rows.lastUploadUrlExpiry
+        ? Math.ceil((rows.lastUploadUrlExpiry.getTime() - Date.now()) / 1000) + LATE_UPLOAD_GRACE_SECONDS
+        : 0;
+      if (delay > 0) {
         await deps.queue.enqueue(tx, {
           kind: ERASE_OBJECTS_JOB,
           companyId,
           payload: { objectKeys: rows.objectKeys },
-          delaySeconds: Math.max(1, delay + LATE_UPLOAD_GRACE_SECONDS),
+          delaySeconds: delay,
           maxAttempts: 20,
         });
       }

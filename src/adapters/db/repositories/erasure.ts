@@ -26,7 +26,7 @@ export async function deleteCallRows(tx: Db, companyId: string, id: string): Pro
     .for('update');
   if (!locked) return undefined;
   const files = await tx
-    .select({ objectKey: uploads.objectKey, status: uploads.status, expiresAt: uploads.expiresAt })
+    .select({ objectKey: uploads.objectKey, expiresAt: uploads.expiresAt })
     .from(uploads)
     .where(and(eq(uploads.companyId, companyId), eq(uploads.conversationUuid, id)));
   await tx.execute(sql`select set_config('cqs.erasing', 'on', true)`);
@@ -37,11 +37,12 @@ export async function deleteCallRows(tx: Db, companyId: string, id: string): Pro
   await tx.execute(sql`select set_config('cqs.erasing', 'off', true)`);
   await tx.delete(uploads).where(and(eq(uploads.companyId, companyId), eq(uploads.conversationUuid, id)));
   await tx.delete(conversations).where(and(eq(conversations.companyId, companyId), eq(conversations.id, id)));
-  const pending = files.filter((f) => f.status === 'pending').map((f) => f.expiresAt.getTime());
+  // Whatever the upload's status: a URL still valid takes another PUT after its upload was ready (S3).
+  const expiries = files.map((f) => f.expiresAt.getTime());
   return {
     objectKeys: files.map((f) => f.objectKey),
     handoffIds: handoffs.map((r) => r.id),
-    lastUploadUrlExpiry: pending.length > 0 ? new Date(Math.max(...pending)) : null,
+    lastUploadUrlExpiry: expiries.length > 0 ? new Date(Math.max(...expiries)) : null,
   };
 }
 
