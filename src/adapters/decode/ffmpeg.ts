@@ -128,7 +128,13 @@ export async function* decodePcm(
   if (options.container && NEEDS_SEEK.has(options.container)) {
     spool = await mkdtemp(join(tmpdir(), 'cqs-decode-'));
     input = join(spool, 'input');
-    await copyObject(reader, createWriteStream(input)); // flushed and closed before ffmpeg opens it
+    try {
+      await copyObject(reader, createWriteStream(input)); // flushed and closed before ffmpeg opens it
+    } catch (error) {
+      // A failed read would leave a partial copy of the recording in the temporary folder.
+      await rm(spool, { recursive: true, force: true });
+      throw error;
+    }
   }
   const mapping = options.channels === 1 ? ['-ac', '1'] : ['-af', 'pan=stereo|c0=c0|c1=c1', '-ac', '2'];
   const child = spawn(
