@@ -249,6 +249,17 @@ describe('the web app in a browser', { skip: missing }, () => {
       await page.goto(`${baseUrl}/app/?media=ready`);
       await page.waitForFunction(rowCount, 1, WAIT);
       assert.equal(await page.getByLabel('Media').inputValue(), 'ready');
+      // A shared view keeps every filter it names through another Apply: a tag value with a space (quoted in
+      // the box), a conversation id (a field of its own).
+      await page.goto(`${baseUrl}/app/?conversation_id=c-1&tag=${encodeURIComponent('queue:customer care')}`);
+      assert.equal(await page.getByLabel('Tags (key or key:value)').inputValue(), 'queue:"customer care"');
+      assert.equal(await page.getByLabel('Conversation id').inputValue(), 'c-1');
+      await page.getByLabel('State').selectOption('stopped');
+      await page.getByRole('button', { name: 'Apply' }).click();
+      await page.waitForURL(/state=stopped/, WAIT);
+      const applied = new URL(page.url()).searchParams;
+      assert.deepEqual(applied.getAll('tag'), ['queue:customer care']);
+      assert.equal(applied.get('conversation_id'), 'c-1');
       // Paging with the cursor: three a page (the page size is in the URL too), "Load more" appends.
       await page.goto(`${baseUrl}/app/?limit=3`);
       await page.waitForFunction(rowCount, 3, WAIT);

@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type CallFilters, type CallItem, listCalls, listQuery } from '../api.ts';
 import { formatStart, tagText } from '../format.ts';
 import { BASE, callUrl, navigate, onLinkClick } from '../router.ts';
+import { parseTagFilter, tagFilterText } from '../tag-filter.ts';
 
 const PAGE_SIZE = 50;
 const STATES = ['created', 'live', 'stopped'] as const;
@@ -101,9 +102,8 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
       start_time_gte: fromLocalInput(get('from')),
       start_time_lt: fromLocalInput(get('to')),
       limit: filters.limit,
-      tag: get('tag')
-        .split(/[\s,]+/)
-        .filter(Boolean),
+      conversation_id: get('conversation_id') || undefined,
+      tag: parseTagFilter(get('tag')),
     };
     const query = listQuery(next as CallFilters);
     navigate(`${BASE}${query ? `?${query}` : ''}`, true);
@@ -130,6 +130,10 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
         <label>
           Product id
           <input name="product_id" inputMode="numeric" pattern="[0-9]*" value={filters.product_id ?? ''} />
+        </label>
+        <label>
+          Conversation id
+          <input name="conversation_id" value={filters.conversation_id ?? ''} />
         </label>
         <label>
           State
@@ -159,7 +163,11 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
         </label>
         <label>
           Tags (key or key:value)
-          <input name="tag" value={[filters.tag ?? []].flat().join(' ')} placeholder="sale_closed:true" />
+          <input
+            name="tag"
+            value={tagFilterText([filters.tag ?? []].flat())}
+            placeholder='sale_closed:true queue:"customer care"'
+          />
         </label>
         <div class="filter-actions">
           <button type="submit">Apply</button>
