@@ -24,6 +24,7 @@ import {
   runTranscription,
   TRANSCRIBE_CALL_JOB,
 } from '../domain/transcription/transcription.ts';
+import { RECHECK_UPLOAD_JOB, recheckUpload } from '../domain/uploads/recheck.ts';
 import { SWEEP_UPLOADS_JOB, sweepUploads } from '../domain/uploads/sweep.ts';
 import { VERIFY_UPLOAD_JOB } from '../domain/uploads/uploads.ts';
 import { verifyUpload } from '../domain/uploads/verification.ts';
@@ -97,6 +98,13 @@ export function jobHandlers(
         job.companyId,
         uploadId,
       );
+    },
+    async [RECHECK_UPLOAD_JOB](job) {
+      const uploadId = job.payload.uploadId;
+      if (!job.companyId || typeof uploadId !== 'number') {
+        throw new PermanentJobError('recheck job without a company or an upload id');
+      }
+      await recheckUpload({ db: database.db, storage, queue }, job.companyId, uploadId);
     },
     async [ANALYZE_CALL_JOB](job) {
       if (!job.companyId) throw new PermanentJobError('analysis job without a company');

@@ -84,7 +84,7 @@ export function createS3Storage(options: S3StorageOptions): S3Storage {
   async function head(objectKey: string): Promise<ObjectInfo | undefined> {
     try {
       const out = await client.send(new HeadObjectCommand({ Bucket, Key: objectKey }));
-      return { size: out.ContentLength ?? 0 };
+      return { size: out.ContentLength ?? 0, etag: out.ETag };
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw unavailable(error, 'HeadObject');
@@ -120,6 +120,7 @@ export function createS3Storage(options: S3StorageOptions): S3Storage {
       if (!info) return undefined;
       return {
         size: info.size,
+        etag: info.etag,
         read: (offset, length) => readRange(objectKey, offset, Math.min(length, info.size - offset)),
         async close() {},
       };

@@ -24,11 +24,18 @@ export interface PresignedGet {
 export interface ObjectInfo {
   /** Size in bytes. */
   size: number;
+  /**
+   * The object's ETag, where the backend's PUTs happen out of the service's sight (S3): what was verified
+   * can then be told from bytes PUT later to a URL still valid. Undefined on the embedded backend.
+   */
+  etag?: string | undefined;
 }
 
 /** An open object, read piece by piece (a probe reads only the parts it needs). */
 export interface ObjectReader {
   readonly size: number;
+  /** The ETag of the object read (see ObjectInfo). */
+  readonly etag?: string | undefined;
   /** Reads up to `length` bytes from `offset`; fewer only at the end of the object. */
   read(offset: number, length: number): Promise<Uint8Array>;
   close(): Promise<void>;

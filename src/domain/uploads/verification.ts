@@ -13,11 +13,12 @@ import {
 } from '../../adapters/db/repositories/uploads.ts';
 import { type MediaProber, ProbeFailedError, type ProbeResult } from '../../adapters/probe/mediainfo.ts';
 import type { JobQueue } from '../../adapters/queue/queue.ts';
-import type { Storage } from '../../adapters/storage/storage.ts';
+import type { ObjectReader, Storage } from '../../adapters/storage/storage.ts';
 import { queueRecordingAnalysis } from '../analysis/analysis.ts';
 import { callRef, recordEvent } from '../events/record.ts';
 import { queueTranscription } from '../transcription/transcription.ts';
 import { mediaTypeOf, videoContainerFor } from './media-types.ts';
+import { queueRecheck } from './recheck.ts';
 import { MAX_UPLOAD_BYTES, type MediaFindings } from './uploads.ts';
 
 /** What verification needs. */
@@ -30,6 +31,9 @@ export interface VerificationDeps {
   /** Whether an engine is configured: a ready recording of a call without a client transcript is then transcribed. */
   transcribe?: boolean;
 }
+
+/** A verdict on bytes, before it is known which object's bytes they were (judgeProbe's). */
+export type Judgement = Omit<UploadVerdict, 'objectEtag'>;
 
 /** The findings shown to clients, from what the probe found. */
 export function findingsOf(probe: ProbeResult): MediaFindings {
@@ -57,9 +61,9 @@ export function judgeProbe(
   upload: Pick<UploadWithConversation, 'contentType' | 'mediaKind' | 'speakerSeparation'>,
   size: number,
   probe: ProbeResult,
-): UploadVerdict {
+): Judgement {
   const media = findingsOf(probe);
-  const reject = (reason: string, withFindings = true): UploadVerdict => ({
+  const reject = (reason: string, withFindings = true): Judgement => ({
     status: 'rejected',
     reason,
     size,
@@ -88,7 +92,7 @@ export function judgeProbe(
   return { status: 'ready', reason: null, size, probe: media };
 }
 
-/** Reads and judges the object of an upload; deletes it when it is too large. */
+/** Reads and judges the object of an upload, with its ETag; deletes it when it is too large. */
 async function judgeObject(deps: VerificationDeps, upload: UploadWithConversation): Promise<UploadVerdict> {
   const reader = await deps.storage.open(upload.objectKey);
   if (!reader) {
@@ -97,32 +101,41 @@ async function judgeObject(deps: VerificationDeps, upload: UploadWithConversatio
       reason: 'the uploaded object is missing from storage',
       size: null,
       probe: null,
+      objectEtag: null,
     };
   }
   try {
-    if (reader.size >= MAX_UPLOAD_BYTES) {
-      // Deleted before the verdict is recorded: if deleting fails, the job is retried and tries again.
-      await deps.storage.delete(upload.objectKey);
-      return {
-        status: 'rejected',
-        reason: `the file is ${reader.size} bytes; uploads must be under ${MAX_UPLOAD_BYTES} bytes`,
-        size: reader.size,
-        probe: null,
-      };
-    }
-    try {
-      return judgeProbe(upload, reader.size, await deps.prober.probe(reader));
-    } catch (error) {
-      if (!(error instanceof ProbeFailedError)) throw error;
-      return {
-        status: 'rejected',
-        reason: 'not a media file: it could not be parsed',
-        size: reader.size,
-        probe: null,
-      };
-    }
+    return { ...(await judgeReader(deps, upload, reader)), objectEtag: reader.etag ?? null };
   } finally {
     await reader.close();
+  }
+}
+
+async function judgeReader(
+  deps: VerificationDeps,
+  upload: UploadWithConversation,
+  reader: ObjectReader,
+): Promise<Judgement> {
+  if (reader.size >= MAX_UPLOAD_BYTES) {
+    // Deleted before the verdict is recorded: if deleting fails, the job is retried and tries again.
+    await deps.storage.delete(upload.objectKey);
+    return {
+      status: 'rejected',
+      reason: `the file is ${reader.size} bytes; uploads must be under ${MAX_UPLOAD_BYTES} bytes`,
+      size: reader.size,
+      probe: null,
+    };
+  }
+  try {
+    return judgeProbe(upload, reader.size, await deps.prober.probe(reader));
+  } catch (error) {
+    if (!(error instanceof ProbeFailedError)) throw error;
+    return {
+      status: 'rejected',
+      reason: 'not a media file: it could not be parsed',
+      size: reader.size,
+      probe: null,
+    };
   }
 }
 
@@ -143,6 +156,11 @@ export async function verifyUpload(
     // A ready recording is analysed: the verdict and the analysis job commit together.
     const recorded = await deps.db.transaction(async (tx) => {
       if (!(await recordVerdict(tx, companyId, uploadId, upload.updatedAt, verdict))) return false;
+      // Bytes whose storage takes PUTs unseen (S3, where an ETag is known) are looked at again once no URL
+      // can bring others.
+      if (verdict.objectEtag !== null) {
+        await queueRecheck(tx, deps.queue, companyId, uploadId, upload.expiresAt);
+      }
       if (verdict.status === 'ready') {
         await queueRecordingAnalysis(tx, deps.queue, companyId, upload.conversationUuid, uploadId);
         if (deps.transcribe) {

@@ -2,7 +2,7 @@
  * Uploads. Every query is filtered by company, except the sweep's listings, which are service-wide work
  * like the queue's claim.
  */
-import { and, asc, desc, eq, gt, lt, ne, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lt, ne, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
 import { conversations, jobs, uploads } from '../schema.ts';
 
@@ -29,6 +29,8 @@ export interface UploadVerdict {
   reason: string | null;
   size: number | null;
   probe: unknown;
+  /** The ETag of the bytes judged (null where the storage gives none). */
+  objectEtag: string | null;
 }
 
 /**
@@ -147,6 +149,32 @@ export async function recordVerdict(
         eq(uploads.companyId, companyId),
         eq(uploads.id, id),
         eq(uploads.status, 'uploaded'),
+        eq(uploads.updatedAt, seenUpdatedAt),
+      ),
+    )
+    .returning({ id: uploads.id });
+  return rows.length > 0;
+}
+
+/**
+ * Marks a verified upload (`ready` or `rejected`) as uploaded again, with the size of the bytes found in its
+ * place; false when it changed since `seenUpdatedAt` (verified again, erased) and nothing was marked.
+ */
+export async function markReuploaded(
+  db: Db,
+  companyId: string,
+  id: number,
+  seenUpdatedAt: Date,
+  size: number,
+): Promise<boolean> {
+  const rows = await db
+    .update(uploads)
+    .set({ status: 'uploaded', reason: null, probe: null, objectEtag: null, size, updatedAt: changedNow })
+    .where(
+      and(
+        eq(uploads.companyId, companyId),
+        eq(uploads.id, id),
+        inArray(uploads.status, ['ready', 'rejected']),
         eq(uploads.updatedAt, seenUpdatedAt),
       ),
     )

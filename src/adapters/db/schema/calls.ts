@@ -129,6 +129,8 @@ export const uploads = pgTable(
     reason: text('reason'),
     size: bigint('size', { mode: 'number' }),
     probe: jsonb('probe'),
+    /** The ETag of the bytes last verified, where the storage gives one (S3): a later PUT changes it. */
+    objectEtag: text('object_etag'),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
