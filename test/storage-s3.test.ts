@@ -5,15 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
-import S3rver from 's3rver';
 import { CqsNodeClient } from '../packages/client/src/node.ts';
 import type { S3Storage } from '../src/adapters/storage/s3.ts';
 import { sweepUploads } from '../src/domain/uploads/sweep.ts';
@@ -23,10 +19,18 @@ import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
 import { startListening } from './helpers/listening.ts';
 import { issueTestUpload, makeTestMedia, type TestMedia } from './helpers/media.ts';
 import { get, makeCall, readKeys } from './helpers/reads.ts';
+import {
+  putTo,
+  S3_TEST_BUCKET,
+  S3_TEST_CREDENTIALS,
+  S3_TEST_REGION,
+  startS3rver,
+  type TestS3,
+} from './helpers/s3rver.ts';
 
-const BUCKET = 'cqs-test';
-const REGION = 'eu-west-3';
-const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+const BUCKET = S3_TEST_BUCKET;
+const REGION = S3_TEST_REGION;
+const CREDENTIALS = S3_TEST_CREDENTIALS;
 
 /** SHA-256 (and its HMAC) for the signer, from node:crypto. */
 class Sha256 {
@@ -109,33 +113,9 @@ async function signatureS3Expects(
   return String(signed.query?.['X-Amz-Signature']);
 }
 
-/** PUTs a body to a presigned URL over HTTP/1.1 with a Content-Length; returns the status. */
-function putTo(url: string, contentType: string, body: Buffer | Readable, length: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const u = new URL(url);
-    const req = httpRequest(
-      {
-        host: u.hostname,
-        port: u.port,
-        method: 'PUT',
-        path: `${u.pathname}${u.search}`,
-        headers: { 'content-type': contentType, 'content-length': String(length) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    if (Buffer.isBuffer(body)) req.end(body);
-    else body.pipe(req);
-  });
-}
-
 for (const backend of BACKENDS) {
   describe(`S3 storage against an S3-compatible server (${backend})`, () => {
-    let server: S3rver;
-    let s3Dir: string;
+    let s3: TestS3;
     let h: Harness;
     let media: TestMedia;
     let storage: S3Storage;
@@ -143,24 +123,8 @@ for (const backend of BACKENDS) {
     const ranges: (string | undefined)[] = [];
 
     before(async () => {
-      s3Dir = await mkdtemp(join(tmpdir(), 'cqs-s3rver-'));
-      server = new S3rver({
-        address: '127.0.0.1',
-        port: 0,
-        silent: true,
-        directory: s3Dir,
-        configureBuckets: [{ name: BUCKET }],
-      });
-      const { port } = await server.run();
-      s3Env = {
-        STORAGE_BACKEND: 's3',
-        S3_ENDPOINT: `http://127.0.0.1:${port}`,
-        S3_BUCKET: BUCKET,
-        S3_REGION: REGION,
-        S3_FORCE_PATH_STYLE: 'true',
-        S3_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
-        S3_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
-      };
+      s3 = await startS3rver();
+      s3Env = s3.env;
       [h, media] = await Promise.all([
         startHarness(backend, s3Env),
         makeTestMedia(['stereo.wav', 'mono.wav', 'video.mp4']),
@@ -178,9 +142,8 @@ for (const backend of BACKENDS) {
     });
     after(async () => {
       await h.close();
-      await server.close();
+      await s3.close();
       await media.remove();
-      await rm(s3Dir, { recursive: true, force: true });
     });
 
     const deps = () => ({ db: h.services.database.db, storage: h.services.storage, queue: h.services.queue });
