@@ -1,6 +1,9 @@
 /**
  * An endpoint gets the events written after it was made, and none from before, to the stored times'
- * microsecond: an event of the same millisecond as the endpoint is on the side of it where it belongs.
+ * microsecond: an event of the same millisecond as the endpoint is on the side of it where it belongs. Nor
+ * the events written while it was disabled, even when the fan-out reaches them after it was enabled again
+ * (decision 27: "events of that time are not sent later"); those written before and after that period, it
+ * gets.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -8,6 +11,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { rowsOf } from '../src/adapters/db/prepared.ts';
 import { webhookDeliveries } from '../src/adapters/db/schema.ts';
 import { fanOutEvents } from '../src/domain/webhooks/fanout.ts';
+import { post } from './helpers/calls.ts';
 import { addWebhookEndpoint, settleEvents } from './helpers/events.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
 
@@ -49,6 +53,53 @@ for (const backend of BACKENDS) {
         .where(and(eq(webhookDeliveries.companyId, c.id), eq(webhookDeliveries.endpointId, endpointId)));
       const sent = deliveries.map((d) => (d.payload as { data: { call_id: string } }).data.call_id).sort();
       assert.deepEqual(sent, ['next-ms', 'same-ms']);
+    });
+
+    it('sends none of the events written while it was disabled, however late the fan-out reaches them', async () => {
+      const db = h.services.database.db;
+      const c = await h.company();
+      await settleEvents(h);
+      await fanOutEvents(db, h.services.queue);
+      const { id: endpointId, key } = await addWebhookEndpoint(h, c, { url: 'http://127.0.0.1:9/hook' });
+      const create = async (conversationId: string) =>
+        assert.equal(
+          (
+            await post(h, c, '/api/v1/call/create', {
+              agent_email: c.agent.email,
+              product_id: c.productId,
+              conversation_id: conversationId,
+            })
+          ).statusCode,
+          200,
+        );
+      const patch = async (enabled: boolean) =>
+        assert.equal(
+          (
+            await h.request({
+              method: 'PATCH',
+              url: `/api/v1/webhooks/${endpointId}`,
+              key,
+              body: { enabled },
+            })
+          ).statusCode,
+          200,
+        );
+      // The fan-out runs only at the end, as when it lags (a worker restarting, a long transaction).
+      await create('before');
+      await patch(false);
+      await create('during');
+      await patch(true);
+      await create('after');
+      await settleEvents(h);
+      await fanOutEvents(db, h.services.queue, true);
+      const deliveries = await db
+        .select({ payload: webhookDeliveries.payload })
+        .from(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.companyId, c.id), eq(webhookDeliveries.endpointId, endpointId)));
+      const sent = deliveries
+        .map((d) => (d.payload as { data: { conversation_id: string } }).data.conversation_id)
+        .sort();
+      assert.deepEqual(sent, ['after', 'before']);
     });
   });
 }

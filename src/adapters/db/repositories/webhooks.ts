@@ -78,9 +78,20 @@ export async function updateEndpoint(
     >
   >,
 ): Promise<WebhookEndpoint | undefined> {
+  // A change of `enabled` (a PATCH, or the disabling of an endpoint that kept failing) keeps its time, so
+  // that the fan-out can tell the events of a disabled period from the others.
+  const toggled =
+    values.enabled === undefined
+      ? {}
+      : {
+          disabledAt: sql`case when ${webhookEndpoints.enabled} and not ${values.enabled} then now()
+            else ${webhookEndpoints.disabledAt} end`,
+          reenabledAt: sql`case when not ${webhookEndpoints.enabled} and ${values.enabled} then now()
+            else ${webhookEndpoints.reenabledAt} end`,
+        };
   const [row] = await db
     .update(webhookEndpoints)
-    .set({ ...values, updatedAt: sql`now()` })
+    .set({ ...values, ...toggled, updatedAt: sql`now()` })
     .where(endpointById(companyId, id))
     .returning();
   return row;
@@ -360,6 +371,9 @@ export async function fanOutDeliveries(
       from e join events stored on stored.company_id = e.company_id and stored.id = e.id::uuid
         join webhook_endpoints w on w.company_id = e.company_id
       where w.enabled and (w.types is null or e.type = any(w.types)) and w.created_at <= stored.created_at
+        -- Not an event of the endpoint's last disabled period, however late the fan-out reaches it.
+        and not coalesce(w.reenabled_at > w.disabled_at
+          and stored.created_at >= w.disabled_at and stored.created_at < w.reenabled_at, false)
       on conflict do nothing
       returning company_id, endpoint_id
     )

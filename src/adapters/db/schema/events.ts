@@ -85,6 +85,12 @@ export const webhookEndpoints = pgTable(
     previousSecretUntil: timestamp('previous_secret_until', { withTimezone: true, mode: 'date' }),
     /** When the endpoint's deliveries started failing without a success since; null while healthy. */
     failingSince: timestamp('failing_since', { withTimezone: true, mode: 'date' }),
+    /**
+     * When it was last disabled, and then enabled again: the events written between the two are not sent,
+     * even when the fan-out reaches them after it was enabled again (decision 27).
+     */
+    disabledAt: timestamp('disabled_at', { withTimezone: true, mode: 'date' }),
+    reenabledAt: timestamp('reenabled_at', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
