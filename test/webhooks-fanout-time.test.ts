@@ -23,6 +23,19 @@ for (const backend of BACKENDS) {
     });
     after(() => h.close());
 
+    /** Fans out every final event, then lists the endpoint's deliveries by `field` of their events, sorted. */
+    async function fanOutAndList(companyId: string, endpointId: string, field: string): Promise<string[]> {
+      await settleEvents(h);
+      await fanOutEvents(h.services.database.db, h.services.queue, true);
+      const deliveries = await h.services.database.db
+        .select({ payload: webhookDeliveries.payload })
+        .from(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.companyId, companyId), eq(webhookDeliveries.endpointId, endpointId)));
+      return deliveries
+        .map((d) => String((d.payload as { data: Record<string, unknown> }).data[field]))
+        .sort();
+    }
+
     it('sends an event of the same millisecond written after the endpoint, not one written before', async () => {
       const db = h.services.database.db;
       const c = await h.company();
@@ -45,14 +58,7 @@ for (const backend of BACKENDS) {
         select ${c.id}::uuid, 'call.updated', jsonb_build_object('call_id', label), ${t}::timestamptz + shift
         from (values ('before', interval '-100 microseconds'), ('same-ms', interval '300 microseconds'),
           ('next-ms', interval '1 millisecond')) as v(label, shift)`);
-      await settleEvents(h);
-      await fanOutEvents(db, h.services.queue, true);
-      const deliveries = await db
-        .select({ payload: webhookDeliveries.payload })
-        .from(webhookDeliveries)
-        .where(and(eq(webhookDeliveries.companyId, c.id), eq(webhookDeliveries.endpointId, endpointId)));
-      const sent = deliveries.map((d) => (d.payload as { data: { call_id: string } }).data.call_id).sort();
-      assert.deepEqual(sent, ['next-ms', 'same-ms']);
+      assert.deepEqual(await fanOutAndList(c.id, endpointId, 'call_id'), ['next-ms', 'same-ms']);
     });
 
     it('sends none of the events written while it was disabled, however late the fan-out reaches them', async () => {
@@ -90,16 +96,7 @@ for (const backend of BACKENDS) {
       await create('during');
       await patch(true);
       await create('after');
-      await settleEvents(h);
-      await fanOutEvents(db, h.services.queue, true);
-      const deliveries = await db
-        .select({ payload: webhookDeliveries.payload })
-        .from(webhookDeliveries)
-        .where(and(eq(webhookDeliveries.companyId, c.id), eq(webhookDeliveries.endpointId, endpointId)));
-      const sent = deliveries
-        .map((d) => (d.payload as { data: { conversation_id: string } }).data.conversation_id)
-        .sort();
-      assert.deepEqual(sent, ['after', 'before']);
+      assert.deepEqual(await fanOutAndList(c.id, endpointId, 'conversation_id'), ['after', 'before']);
     });
   });
 }
