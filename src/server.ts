@@ -53,6 +53,10 @@ export async function openServices(config: Config): Promise<Services> {
         connectTimeout: 1000,
         maxRetriesPerRequest: 1,
         lazyConnect: false,
+        // Limits fail open while Redis is away, and must do so at once: with the offline queue a command
+        // waited for a reconnection (about 10 s), and every request made two.
+        enableOfflineQueue: false,
+        commandTimeout: 1000,
       })
     : undefined;
   // Without a listener, a lost Redis connection would crash the process; limits fail open meanwhile.

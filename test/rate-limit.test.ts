@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness } from './helpers/harness.ts';
+import { freePort } from './helpers/process.ts';
 
 const LIST = '/api/v1/product/list';
 
@@ -57,5 +58,33 @@ describe('per-key rate limiting shared through Redis', {
     }
     assert.equal(statuses.filter((s) => s === 200).length, 4, `statuses ${statuses}`);
     assert.equal(statuses.filter((s) => s === 429).length, 2);
+  });
+});
+
+describe('limits while Redis is out of reach', () => {
+  let h: Harness;
+  before(async () => {
+    // Nothing listens there: every Redis command fails.
+    const env = {
+      RATE_LIMIT_MAX: '3',
+      AUTH_FAILURE_MAX: '3',
+      REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+    };
+    h = await startHarness('pglite', env);
+  });
+  after(() => h.close());
+
+  it('fails open at once: requests are answered, not held for a reconnection', async () => {
+    const c = await h.company();
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      const res = await h.request({ method: 'GET', url: LIST, key: c.key });
+      assert.equal(res.statusCode, 200);
+      // 6-20 s each while commands waited in the offline queue.
+      assert.ok(
+        performance.now() - started < 2000,
+        `answered after ${Math.round(performance.now() - started)} ms`,
+      );
+    }
   });
 });
