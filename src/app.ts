@@ -56,6 +56,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     genReqId: () => randomUUID(),
     childLoggerFactory: requestLogger,
     bodyLimit: services.config.bodyLimit,
+    // A path parameter up to a conversation_id of 255 characters, percent-encoded (Fastify's 100 answered
+    // 414 to the live endpoints for one of 101 characters).
+    routerOptions: { maxParamLength: 4096 },
     // Slow clients must not hold sockets for ever: headers and a whole request (an upload included) have
     // time limits, checked every second rather than Node's default 30 s.
     serverFactory: (handler) => {

@@ -65,6 +65,18 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await tagsOf(h, c, uuid), { sale_closed: ['boolean', true] });
     });
 
+    it('finds a conversation_id of the longest length allowed, 255 characters, escaped in the path', async () => {
+      for (const id of ['a'.repeat(255), 'é/'.repeat(127)]) {
+        const { c, uuid } = await withCall(id);
+        assert.equal((await post(h, c, sale(id), { closed: true })).statusCode, 200);
+        assert.equal((await post(h, c, customer(id), { account_id: 'A-1' })).statusCode, 200);
+        assert.deepEqual(await tagsOf(h, c, uuid), {
+          customer_account_id: ['string', 'A-1'],
+          sale_closed: ['boolean', true],
+        });
+      }
+    });
+
     it('shares tags with call/add_tags: the live endpoints replace what add_tags stored', async () => {
       const { c, uuid } = await withCall();
       const add = await post(h, c, '/api/v1/call/add_tags', {
