@@ -144,6 +144,14 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await names(`product_id=${c.productId}&conversation_id=other-agent`), []);
     });
 
+    it('answers 422 for a number past what a double holds exactly, not a rounded filter', async () => {
+      for (const query of ['product_id=9999999999999999', 'start_time_gte=1234567890123456.123456789']) {
+        const res = await get(h, `/api/v1/calls?${query}`, keys.admin);
+        assert.equal(res.statusCode, 422, `${query}: ${res.body}`);
+        assert.match(res.json().error, /more digits than a number can hold exactly/);
+      }
+    });
+
     it('keeps an agent to their own calls whatever the filters', async () => {
       assert.deepEqual(await names('media=none', keys.agent), ['tagged-false', 'tagged', 'plain']);
       assert.deepEqual(await names(`product_id=${otherProduct}`, keys.agent), []);

@@ -113,6 +113,13 @@ for (const backend of BACKENDS) {
         '?limit=0',
         '?limit=1001',
         '?limit=ten',
+        // Numbers the schema alone would convert loosely.
+        '?limit=1.5',
+        '?limit=0x2',
+        '?limit=+2',
+        '?limit=%202',
+        '?limit=1e0',
+        '?limit=1&limit=2',
       ]) {
         const res = await get(key, query);
         assert.equal(res.statusCode, 422, `${query}: ${res.body}`);

@@ -1,10 +1,9 @@
 /** Reading and erasing calls (decisions 22–26): extensions beyond the spec, scopes `calls:read`/`calls:delete`. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { eraseCall } from '../../../domain/calls/erase.ts';
 import { getVisibleCall, listVisibleCalls } from '../../../domain/calls/read.ts';
-import { ValidationError } from '../../../domain/errors.ts';
 import type { Services } from '../../../services.ts';
+import { DECIMAL_INTEGER, DECIMAL_NUMBER, decimalQuery } from '../../decimal-query.ts';
 import { sendWithJsonText } from '../../json-text-body.ts';
 import {
   CallDetailResponse,
@@ -17,25 +16,12 @@ import { errorResponses } from '../../schemas/common.ts';
 
 const TAGS = ['calls'];
 
-const DECIMAL_INTEGER = /^(0|[1-9][0-9]{0,15})$/;
-const DECIMAL_NUMBER = /^-?(0|[1-9][0-9]{0,15})(\.[0-9]{1,9})?$/;
-const NUMERIC_PARAMS: Record<string, RegExp> = {
+const numbersAreDecimal = decimalQuery({
   limit: DECIMAL_INTEGER,
   product_id: DECIMAL_INTEGER,
   start_time_gte: DECIMAL_NUMBER,
   start_time_lt: DECIMAL_NUMBER,
-};
-
-// The schema would convert loosely ('' to 0, '0x10' to 16, ' 5' to 5); numbers must be plain decimals.
-async function numbersAreDecimal(request: FastifyRequest): Promise<void> {
-  const query = request.query as Record<string, unknown>;
-  for (const [name, pattern] of Object.entries(NUMERIC_PARAMS)) {
-    const value = query[name];
-    if (value === undefined) continue;
-    if (typeof value !== 'string') throw new ValidationError('must be given once', `query.${name}`);
-    if (!pattern.test(value)) throw new ValidationError('must be a decimal number', `query.${name}`);
-  }
-}
+});
 
 /** GET /api/v1/calls, GET /api/v1/calls/{id} and DELETE /api/v1/calls/{id}. */
 export const callReadRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (

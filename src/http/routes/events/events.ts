@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readEvents, requireCompanyWide } from '../../../domain/events/feed.ts';
 import type { Services } from '../../../services.ts';
+import { DECIMAL_INTEGER, decimalQuery } from '../../decimal-query.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import { EventsPage, EventsQuery } from '../../schemas/events/events.ts';
 
@@ -11,6 +12,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     '/api/v1/events',
     {
       config: { scope: 'events:read', requireAdmin: true },
+      preValidation: decimalQuery({ limit: DECIMAL_INTEGER }),
       schema: {
         operationId: 'listEvents',
         tags: ['events'],
