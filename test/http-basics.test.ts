@@ -88,6 +88,28 @@ describe('HTTP basics', () => {
     assert.equal(res.statusCode, 413);
     assert.match(res.json().error, /too large/);
   });
+
+  it('answers a JSON body that is not UTF-8 with 400, and stores nothing of it', async () => {
+    const c = await h.company();
+    const body = Buffer.concat([
+      Buffer.from(`{"agent_email":"${c.agent.email}","product_id":${c.productId},"conversation_id":"bad-`),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}'),
+    ]);
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/api/v1/call/create',
+      headers: { authorization: `Bearer ${c.key}`, 'content-type': 'application/json' },
+      payload: body,
+    });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.match(res.json().error, /not valid UTF-8/);
+    const [row] = await h.services.database.db
+      .execute(sql`select count(*)::int as n from conversations
+      where company_id = ${c.id}::uuid`)
+      .then((r) => (r as unknown as { rows: { n: number }[] }).rows);
+    assert.equal(row?.n, 0);
+  });
 });
 
 describe('request logging at LOG_LEVEL=warn', () => {

@@ -10,6 +10,7 @@
  *   its own maxProperties could refuse them) held the event loop for seconds.
  * Everything else is Fastify's own parser (prototype-poisoning checks included).
  */
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { MAX_METADATA_KEYS, MAX_METADATA_KEYS_IN_ALL } from '../domain/limits.ts';
 
@@ -187,7 +188,14 @@ export function scanJson(text: string, maxDepth = MAX_JSON_DEPTH): JsonProblem |
 export function installJsonBodyParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // JSON is UTF-8: bytes that are not would be decoded with U+FFFD in their place, and stored so.
+    if (typeof body !== 'string' && !isUtf8(body)) {
+      const error = new Error('the body is not valid UTF-8') as Error & { statusCode: number };
+      error.statusCode = 400;
+      done(error, undefined);
+      return;
+    }
     const text = typeof body === 'string' ? body : body.toString('utf8');
     const problem = scanJson(text);
     if (problem) {
