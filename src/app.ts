@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { createServer } from './adapters/http/node-http.ts';
 import { installAuth } from './http/auth.ts';
 import { enforceBodyRate } from './http/body-rate.ts';
-import { answerClientError, installErrorHandler } from './http/error-handler.ts';
+import { answerClientError, answerFrameworkError, installErrorHandler } from './http/error-handler.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
 import { loggerOptions, requestLogger } from './http/logging.ts';
 import { installRequestMetrics } from './http/metrics.ts';
@@ -59,6 +59,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // A path parameter up to a conversation_id of 255 characters, percent-encoded (Fastify's 100 answered
     // 414 to the live endpoints for one of 101 characters).
     routerOptions: { maxParamLength: 4096 },
+    frameworkErrors: answerFrameworkError,
     // Slow clients must not hold sockets for ever: headers and a whole request (an upload included) have
     // time limits, checked every second rather than Node's default 30 s.
     serverFactory: (handler) => {

@@ -72,6 +72,20 @@ describe('HTTP basics', () => {
     assert.equal(typeof res.json().error, 'string');
   });
 
+  it('answers a path that cannot be routed with the API error shape', async () => {
+    const c = await h.company();
+    for (const [url, status] of [
+      ['/api/v1/calls/%ZZ', 400],
+      ['/api/v1/calls/%FF', 400],
+      [`/api/v1/calls/${'a'.repeat(5000)}`, 414],
+    ] as const) {
+      const res = await h.request({ method: 'GET', url, key: c.key });
+      assert.equal(res.statusCode, status, url.slice(0, 40));
+      assert.match(String(res.headers['content-type']), /^application\/json; charset=utf-8/);
+      assert.deepEqual(Object.keys(res.json()), ['error']);
+    }
+  });
+
   it('answers a body over BODY_LIMIT with a JSON 413', async () => {
     const c = await h.company();
     const res = await h.request({

@@ -28,6 +28,22 @@ function unavailable(reply: FastifyReply) {
     .send({ error: 'service temporarily unavailable; retry later' });
 }
 
+/**
+ * Fastify's answer to a URL it cannot route (a malformed percent-encoding, a path segment past
+ * `maxParamLength`), which never reaches the error handler: the API's `{"error"}` instead of Fastify's own
+ * fields. The app's `frameworkErrors` option.
+ */
+export function answerFrameworkError(error: FastifyError, _request: unknown, reply: FastifyReply): void {
+  const status = error.statusCode ?? 400;
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? 'a segment of the path is too long'
+      : error.code === 'FST_ERR_BAD_URL'
+        ? 'the path is not a valid URL (a malformed percent-encoding)'
+        : 'the request cannot be routed';
+  void reply.code(status).send({ error: message });
+}
+
 /** Installs the error and not-found handlers on the app. */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
