@@ -20,10 +20,8 @@ export interface AuthFailureStore {
   get(address: string): Promise<FailureCount>;
   /** Like `get`, without a promise, for a store that counts in this process. */
   getNow?(address: string): FailureCount;
-  /** Counts one more failure of the address; its count with it. */
-  add(address: string): Promise<FailureCount>;
-  /** Takes one failure back (a look-up counted before it ran, that found its key). */
-  remove(address: string): Promise<void>;
+  /** Counts one more failure of the address. */
+  add(address: string): Promise<void>;
 }
 
 /** Counts in process memory; windows that ended are dropped as they are seen, and all at a size bound. */
@@ -50,7 +48,7 @@ export function memoryFailureStore(windowMs: number, maxAddresses = 100_000): Au
       const w = current(address);
       if (w) {
         w.count++;
-        return { count: w.count, resetMs: w.endsAt - Date.now() };
+        return;
       }
       if (windows.size >= maxAddresses) {
         // Every window is windowMs long and a Map iterates in insertion order, so the windows come in the
@@ -64,11 +62,6 @@ export function memoryFailureStore(windowMs: number, maxAddresses = 100_000): Au
         }
       }
       windows.set(address, { count: 1, endsAt: Date.now() + windowMs });
-      return { count: 1, resetMs: windowMs };
-    },
-    async remove(address) {
-      const w = current(address);
-      if (w && w.count > 0) w.count--;
     },
   };
 }
@@ -87,40 +80,18 @@ export function redisFailureStore(redis: Redis, windowMs: number): AuthFailureSt
     async add(address) {
       // The window starts at the first failure: the expiry is set only when the key has none (a new key).
       const result = await redis.multi().incr(key(address)).pttl(key(address)).exec();
-      const count = Number(result?.[0]?.[1] ?? 0);
-      let ttl = Number(result?.[1]?.[1] ?? -1);
-      if (ttl === -1) {
-        await redis.pexpire(key(address), windowMs);
-        ttl = windowMs;
-      }
-      return { count, resetMs: Math.max(0, ttl) };
-    },
-    async remove(address) {
-      // Only a count that exists: a window that ended meanwhile is not brought back below zero.
-      await redis.eval(
-        "if redis.call('get', KEYS[1]) and tonumber(redis.call('get', KEYS[1])) > 0 then return redis.call('decr', KEYS[1]) end return 0",
-        1,
-        key(address),
-      );
+      if (result?.[1]?.[1] === -1) await redis.pexpire(key(address), windowMs);
     },
   };
 }
 
-/**
- * The limiter: `blocked` before authentication, `failed` after a 401. A key look-up (a key not in memory)
- * is counted as a failure before it runs (`lookingUp`) and taken back when it finds its key (`found`):
- * checked and counted only after it, concurrent look-ups all passed the check (200 of 200 with a limit of 5).
- */
+/** The limiter: `blocked` before authentication, `failed` after a 401. */
 export interface AuthFailureLimiter {
   /** Seconds the address must wait, or 0 when it may try. */
   blocked(address: string): Promise<number>;
   /** Like `blocked`, without a promise, when the store counts in this process; else undefined. */
   blockedNow(address: string): number | undefined;
   failed(address: string): Promise<void>;
-  /** Counts a look-up about to run; seconds the address must wait instead, or 0 when it may run. */
-  lookingUp(address: string): Promise<number>;
-  /** Takes back the count of a look-up that found its key. */
-  found(address: string): Promise<void>;
 }
 
 /** A limiter over a store; `max` 0 turns it off. Store errors let requests through. */
@@ -143,20 +114,6 @@ export function authFailureLimiter(store: AuthFailureStore, max: number): AuthFa
     async failed(address) {
       if (max === 0) return;
       await store.add(address).catch(() => {});
-    },
-    async lookingUp(address) {
-      if (max === 0) return 0;
-      try {
-        const { count, resetMs } = await store.add(address);
-        // This look-up is counted: it may run while the count, with it, is within the limit.
-        return count > max ? Math.max(1, Math.ceil(resetMs / 1000)) : 0;
-      } catch {
-        return 0;
-      }
-    },
-    async found(address) {
-      if (max === 0) return;
-      await store.remove(address).catch(() => {});
     },
   };
 }

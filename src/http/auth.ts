@@ -70,45 +70,25 @@ export function installAuth(app: FastifyInstance, services: Services): void {
       request.principal = principal;
       done();
     };
-    const refuse = (wait: number) => {
-      // Answered here: the chain stops, so `done` is not called.
-      reply
-        .code(429)
-        .header('retry-after', String(wait))
-        .send({ error: `too many failed authentications from this address; retry in ${wait} s` });
-    };
-    // A key not in memory is looked up in the database: counted as a failure before, taken back if found.
-    const lookUp = (key: string) => (wait: number) => {
-      if (wait > 0) return refuse(wait);
+    const check = (wait: number) => {
+      if (wait > 0) {
+        // Answered here: the chain stops, so `done` is not called.
+        reply
+          .code(429)
+          .header('retry-after', String(wait))
+          .send({ error: `too many failed authentications from this address; retry in ${wait} s` });
+        return;
+      }
       let found: Principal | Promise<Principal>;
       try {
+        const { key, viaQuery } = keyFrom(request);
+        if (viaQuery) setDeprecationHeaders(reply, docsUrl, API_KEY_QUERY_SUNSET);
         found = authenticate(services.database.db, key, services.principalCache);
-      } catch (error) {
-        return lookedUp(error);
-      }
-      Promise.resolve(found).then((principal) => {
-        void failures.found(request.ip);
-        admit(principal);
-      }, lookedUp);
-    };
-    const lookedUp = (error: unknown) => {
-      // Counted already; an error that is not the key's (a database outage) is not a failure of it.
-      if (!(error instanceof UnauthenticatedError)) void failures.found(request.ip);
-      done(error as Error);
-    };
-    const check = (wait: number) => {
-      if (wait > 0) return refuse(wait);
-      let key: string;
-      try {
-        const sent = keyFrom(request);
-        if (sent.viaQuery) setDeprecationHeaders(reply, docsUrl, API_KEY_QUERY_SUNSET);
-        key = sent.key;
       } catch (error) {
         return fail(error as Error);
       }
-      const known = services.principalCache.peek(key);
-      if (known) return admit(known);
-      failures.lookingUp(request.ip).then(lookUp(key), done);
+      if (found instanceof Promise) found.then(admit, fail);
+      else admit(found);
     };
     const wait = failures.blockedNow(request.ip);
     if (wait === undefined) failures.blocked(request.ip).then(check, done);
