@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
+import { settleEvents } from './helpers/events.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import { type Harness, startHarness } from './helpers/harness.ts';
 import { makeCall, type ReadKeys, readKeys } from './helpers/reads.ts';
@@ -145,6 +146,8 @@ describe('call writes racing a DELETE or a stop (postgres)', { skip: !process.en
       );
       assert.equal(tagged.statusCode, 200, tagged.body);
       assert.equal(stopped.statusCode, 200, stopped.body);
+      // Every event written so far served (a transaction elsewhere on the server can hold the feed back).
+      await settleEvents(h);
       const feed = await h.request({ method: 'GET', url: '/api/v1/events?limit=1000', key: events });
       const log = (feed.json().events as { type: string; data: { state?: string } }[]).map(
         (e) => `${e.type}:${e.data.state}`,
