@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { BOOTSTRAP_LOCK_ID } from '../src/adapters/db/advisory-locks.ts';
+import { BOOTSTRAP_LOCK_ID, EVENTS_NOTIFY_LOCK_ID } from '../src/adapters/db/advisory-locks.ts';
 import { addWebhookEndpoint } from './helpers/events.ts';
 import { type Harness, startHarness } from './helpers/harness.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
@@ -59,6 +59,21 @@ describe('webhook wake-ups (postgres)', { skip: !process.env.TEST_DATABASE_URL }
       await second.end();
     }
   });
+  it('takes, in the events trigger, the lock id that advisory-locks.ts names for it', async () => {
+    // SQL cannot import the constant: the migration writes the number, and this holds the two together.
+    const client = new pg.Client({ connectionString: h.databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query(`select pg_get_functiondef('events_notify'::regproc) as def`);
+      assert.match(
+        String(rows[0]?.def),
+        new RegExp(`pg_try_advisory_xact_lock\\(${EVENTS_NOTIFY_LOCK_ID}\\)`),
+      );
+    } finally {
+      await client.end();
+    }
+  });
+
   it('delivers an event written while a process bootstraps without waiting for the poll (their locks differ)', async () => {
     const c = await h.company();
     await addWebhookEndpoint(h, c, { url: receiver.url, types: ['call.updated'] });

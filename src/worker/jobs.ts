@@ -39,6 +39,15 @@ import {
   type WorkerLog,
 } from './worker.ts';
 
+/** The upload a job works on (payload `{uploadId}`); a job without one can never run. */
+function uploadOf(job: Job): { companyId: string; uploadId: number } {
+  const uploadId = job.payload.uploadId;
+  if (!job.companyId || typeof uploadId !== 'number') {
+    throw new PermanentJobError(`${job.kind} job without a company or an upload id`);
+  }
+  return { companyId: job.companyId, uploadId };
+}
+
 /** The handler of every job kind. */
 export function jobHandlers(
   services: Services,
@@ -89,22 +98,16 @@ export function jobHandlers(
 
   return {
     async [VERIFY_UPLOAD_JOB](job) {
-      const uploadId = job.payload.uploadId;
-      if (!job.companyId || typeof uploadId !== 'number') {
-        throw new PermanentJobError('verify job without a company or an upload id');
-      }
+      const { companyId, uploadId } = uploadOf(job);
       await verifyUpload(
         { db: database.db, storage, prober, queue, transcribe: engine !== undefined },
-        job.companyId,
+        companyId,
         uploadId,
       );
     },
     async [RECHECK_UPLOAD_JOB](job) {
-      const uploadId = job.payload.uploadId;
-      if (!job.companyId || typeof uploadId !== 'number') {
-        throw new PermanentJobError('recheck job without a company or an upload id');
-      }
-      await recheckUpload({ db: database.db, storage, queue }, job.companyId, uploadId);
+      const { companyId, uploadId } = uploadOf(job);
+      await recheckUpload({ db: database.db, storage, queue }, companyId, uploadId);
     },
     async [ANALYZE_CALL_JOB](job) {
       if (!job.companyId) throw new PermanentJobError('analysis job without a company');

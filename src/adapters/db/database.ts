@@ -20,7 +20,7 @@ import { translatingErrors } from './error-translation.ts';
 import { makeTemplate, templateFor } from './pglite-template.ts';
 import { registerDriver } from './prepared.ts';
 import * as schema from './schema.ts';
-import { driverSocket } from './whole-message-socket.ts';
+import { driverSocket, socketOf } from './whole-message-socket.ts';
 
 /** The query interface every repository takes: the database itself or a transaction of it. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -115,7 +115,7 @@ const UNWATCHED = new WeakSet<object>();
  */
 function watchStatements(client: pg.PoolClient, ms: number): void {
   const query = client.query as (...args: unknown[]) => unknown;
-  const stream = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
+  const stream = socketOf(client);
   (client as { query: unknown }).query = (...args: unknown[]): unknown => {
     if (UNWATCHED.has(client) || !stream) return query.apply(client, args);
     const timer = setTimeout(() => stream.destroy(), ms);

@@ -122,3 +122,11 @@ export class WholeMessageSocket extends Socket {
 export function driverSocket(settings?: { ssl?: unknown }): Socket {
   return settings?.ssl ? new Socket() : new WholeMessageSocket();
 }
+
+/**
+ * The socket a pg client reads through (pg keeps it as `connection.stream`, outside its types), to destroy a
+ * connection whose server has gone silent: `end()` would wait on it for as long as the system keeps it.
+ */
+export function socketOf(client: object): Pick<Socket, 'destroy'> | undefined {
+  return (client as { connection?: { stream?: Socket } }).connection?.stream;
+}

@@ -6,8 +6,8 @@
  * connection, a paused network) raises no error for hours, and every cache that trusts the notices would
  * keep what a missed one should have cleared: a heartbeat query finds it, and it counts as lost.
  */
-import type { Socket } from 'node:net';
 import pg from 'pg';
+import { socketOf } from '../db/whole-message-socket.ts';
 import { type ChangeNotifier, createFanOut, HANDOFF_CHANNEL } from './notifier.ts';
 
 /** How long to wait before reconnecting after the listening connection was lost, in milliseconds. */
@@ -35,8 +35,7 @@ export function createPgNotifier(connectionString: string, options: PgNotifierOp
     if (client !== c) return;
     client = undefined;
     ready = undefined;
-    // end() would wait on a silent socket for as long as the operating system keeps it.
-    (c as unknown as { connection?: { stream?: Socket } }).connection?.stream?.destroy();
+    socketOf(c)?.destroy();
     c.end().catch(() => {});
     // Subscribers re-read: whatever changed while the connection was down was not announced.
     fanOut.dispatchAll();
