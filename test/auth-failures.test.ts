@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { generateApiKey } from '../src/domain/access/api-keys.ts';
 import { type Harness, startHarness } from './helpers/harness.ts';
 
 const LIST = '/api/v1/product/list';
@@ -51,6 +52,31 @@ describe('failed authentications per address, in process', () => {
     assert.equal(missing.statusCode, 429);
   });
 
+  it('lets no more look-ups run at once than the address may still fail', async () => {
+    const from = address();
+    // Well-formed keys that no one has: each needs a look-up in the database. Checked before a look-up and
+    // counted only after it, all 50 got a look-up and a 401.
+    const statuses = (
+      await Promise.all(Array.from({ length: 50 }, () => attempt(h, from, generateApiKey())))
+    ).map((r) => r.statusCode);
+    assert.equal(statuses.filter((s) => s === 401).length, 5, `${statuses}`);
+    assert.equal(statuses.filter((s) => s === 429).length, 45);
+  });
+
+  it('makes a burst of good keys not in memory wait for their look-ups, not refuses it', async () => {
+    const companies = await Promise.all([h.company(), h.company(), h.company()]);
+    const keys = companies.flatMap((c) => [c.key, c.agentKey]);
+    const from = address();
+    // One failure first: the address has 4 left, so at most 4 of the 60 look up at once.
+    assert.equal((await attempt(h, from, generateApiKey())).statusCode, 401);
+    const statuses = (
+      await Promise.all(
+        Array.from({ length: 60 }, (_, i) => attempt(h, from, keys[i % keys.length] as string)),
+      )
+    ).map((r) => r.statusCode);
+    assert.deepEqual(new Set(statuses), new Set([200]), `${statuses}`);
+  });
+
   it('counts only failures: successes do not use up the limit', async () => {
     const c = await h.company();
     const from = address();
@@ -80,5 +106,16 @@ describe('failed authentications per address, shared through Redis', {
     assert.equal(res.statusCode, 429);
     assert.ok(Number(res.headers['retry-after']) > 0);
     assert.equal((await attempt(a, from, UNKNOWN_KEY)).statusCode, 429);
+  });
+
+  it('lets each process run at most as many look-ups at once as the address may still fail', async () => {
+    const from = address();
+    const statuses = (
+      await Promise.all(Array.from({ length: 40 }, (_, i) => attempt(i % 2 ? a : b, from, generateApiKey())))
+    ).map((r) => r.statusCode);
+    // The count is shared, the look-ups under way are not: two processes, four failures each at most.
+    const refused = statuses.filter((s) => s === 401).length;
+    assert.ok(refused >= 4 && refused <= 8, `${statuses}`);
+    assert.equal(statuses.filter((s) => s === 429).length, 40 - refused);
   });
 });

@@ -85,30 +85,39 @@ export function redisFailureStore(redis: Redis, windowMs: number): AuthFailureSt
   };
 }
 
-/** The limiter: `blocked` before authentication, `failed` after a 401. */
-export interface AuthFailureLimiter {
+/** Where an address stands: how long it must wait, and how many more failures it may have meanwhile. */
+export interface Standing {
   /** Seconds the address must wait, or 0 when it may try. */
-  blocked(address: string): Promise<number>;
-  /** Like `blocked`, without a promise, when the store counts in this process; else undefined. */
-  blockedNow(address: string): number | undefined;
+  wait: number;
+  /** Failures the address may still have in its window (Infinity when the limit is off). */
+  left: number;
+}
+
+/** The limiter: `standing` before authentication, `failed` after a 401. */
+export interface AuthFailureLimiter {
+  standing(address: string): Promise<Standing>;
+  /** Like `standing`, without a promise, when the store counts in this process; else undefined. */
+  standingNow(address: string): Standing | undefined;
   failed(address: string): Promise<void>;
 }
 
+const OFF: Standing = Object.freeze({ wait: 0, left: Number.POSITIVE_INFINITY });
+
 /** A limiter over a store; `max` 0 turns it off. Store errors let requests through. */
 export function authFailureLimiter(store: AuthFailureStore, max: number): AuthFailureLimiter {
-  const waitOf = ({ count, resetMs }: FailureCount) =>
-    count >= max ? Math.max(1, Math.ceil(resetMs / 1000)) : 0;
+  const standingOf = ({ count, resetMs }: FailureCount): Standing =>
+    count >= max ? { wait: Math.max(1, Math.ceil(resetMs / 1000)), left: 0 } : { wait: 0, left: max - count };
   return {
-    blockedNow(address) {
-      if (max === 0) return 0;
-      return store.getNow ? waitOf(store.getNow(address)) : undefined;
+    standingNow(address) {
+      if (max === 0) return OFF;
+      return store.getNow ? standingOf(store.getNow(address)) : undefined;
     },
-    async blocked(address) {
-      if (max === 0) return 0;
+    async standing(address) {
+      if (max === 0) return OFF;
       try {
-        return waitOf(await store.get(address));
+        return standingOf(await store.get(address));
       } catch {
-        return 0;
+        return { wait: 0, left: max };
       }
     },
     async failed(address) {

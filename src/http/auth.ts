@@ -9,7 +9,8 @@ import { authenticate, requireAdmin, requireScope } from '../domain/access/auth.
 import type { Principal } from '../domain/access/principal.ts';
 import { BadRequestError, UnauthenticatedError } from '../domain/errors.ts';
 import type { Services } from '../services.ts';
-import { authFailureLimiter, memoryFailureStore, redisFailureStore } from './auth-failures.ts';
+import { authFailureLimiter, memoryFailureStore, redisFailureStore, type Standing } from './auth-failures.ts';
+import { FailuresExhausted, lookupGate } from './auth-lookups.ts';
 import { API_KEY_QUERY_SUNSET, setDeprecationHeaders } from './deprecation.ts';
 
 declare module 'fastify' {
@@ -48,6 +49,7 @@ export function installAuth(app: FastifyInstance, services: Services): void {
       : memoryFailureStore(windowSeconds * 1000),
     max,
   );
+  const lookups = lookupGate(failures);
   // A callback hook, not an async one: a cached key is admitted with no promise at all (it runs on every
   // request, and a promise per request measurably costs); a promise is awaited only when one is needed.
   app.addHook('onRequest', (request, reply, done) => {
@@ -56,10 +58,19 @@ export function installAuth(app: FastifyInstance, services: Services): void {
     // What a key reads is its company's: no browser or proxy keeps it (a browser kept it past the web app's
     // sign-out) unless the route says otherwise (a final handoff record, which never changes).
     reply.header('cache-control', 'no-store');
+    const tooMany = (wait: number) => {
+      // Answered here: the chain stops, so `done` is not called.
+      reply
+        .code(429)
+        .header('retry-after', String(wait))
+        .send({ error: `too many failed authentications from this address; retry in ${wait} s` });
+    };
+    // A failure found before any look-up (no key, a malformed one) is counted here; a look-up's, by the gate.
     const fail = (error: Error) => {
       if (!(error instanceof UnauthenticatedError)) return done(error);
       failures.failed(request.ip).then(() => done(error), done);
     };
+    const refuse = (error: Error) => (error instanceof FailuresExhausted ? tooMany(error.wait) : done(error));
     const admit = (principal: Principal) => {
       try {
         requireScope(principal, scope);
@@ -70,28 +81,23 @@ export function installAuth(app: FastifyInstance, services: Services): void {
       request.principal = principal;
       done();
     };
-    const check = (wait: number) => {
-      if (wait > 0) {
-        // Answered here: the chain stops, so `done` is not called.
-        reply
-          .code(429)
-          .header('retry-after', String(wait))
-          .send({ error: `too many failed authentications from this address; retry in ${wait} s` });
-        return;
-      }
+    const check = (standing: Standing) => {
+      if (standing.wait > 0) return tooMany(standing.wait);
       let found: Principal | Promise<Principal>;
       try {
         const { key, viaQuery } = keyFrom(request);
         if (viaQuery) setDeprecationHeaders(reply, docsUrl, API_KEY_QUERY_SUNSET);
-        found = authenticate(services.database.db, key, services.principalCache);
+        found = authenticate(services.database.db, key, services.principalCache, (lookUp) =>
+          lookups.run(request.ip, standing, lookUp),
+        );
       } catch (error) {
         return fail(error as Error);
       }
-      if (found instanceof Promise) found.then(admit, fail);
+      if (found instanceof Promise) found.then(admit, refuse);
       else admit(found);
     };
-    const wait = failures.blockedNow(request.ip);
-    if (wait === undefined) failures.blocked(request.ip).then(check, done);
-    else check(wait);
+    const standing = failures.standingNow(request.ip);
+    if (standing === undefined) failures.standing(request.ip).then(check, done);
+    else check(standing);
   });
 }
