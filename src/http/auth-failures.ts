@@ -95,9 +95,11 @@ export interface Standing {
 
 /** The limiter: `standing` before authentication, `failed` after a 401. */
 export interface AuthFailureLimiter {
+  /** The address's standing now. */
   standing(address: string): Promise<Standing>;
   /** Like `standing`, without a promise, when the store counts in this process; else undefined. */
   standingNow(address: string): Standing | undefined;
+  /** Counts a failure of the address. */
   failed(address: string): Promise<void>;
 }
 
@@ -105,8 +107,14 @@ const OFF: Standing = Object.freeze({ wait: 0, left: Number.POSITIVE_INFINITY })
 
 /** A limiter over a store; `max` 0 turns it off. Store errors let requests through. */
 export function authFailureLimiter(store: AuthFailureStore, max: number): AuthFailureLimiter {
-  const standingOf = ({ count, resetMs }: FailureCount): Standing =>
-    count >= max ? { wait: Math.max(1, Math.ceil(resetMs / 1000)), left: 0 } : { wait: 0, left: max - count };
+  // Most addresses have no failure: one shared answer for them, not an object per request.
+  const clean: Standing = Object.freeze({ wait: 0, left: max });
+  const standingOf = ({ count, resetMs }: FailureCount): Standing => {
+    if (count === 0) return clean;
+    return count >= max
+      ? { wait: Math.max(1, Math.ceil(resetMs / 1000)), left: 0 }
+      : { wait: 0, left: max - count };
+  };
   return {
     standingNow(address) {
       if (max === 0) return OFF;
@@ -117,7 +125,7 @@ export function authFailureLimiter(store: AuthFailureStore, max: number): AuthFa
       try {
         return standingOf(await store.get(address));
       } catch {
-        return { wait: 0, left: max };
+        return clean;
       }
     },
     async failed(address) {
