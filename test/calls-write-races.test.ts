@@ -155,4 +155,67 @@ describe('call writes racing a DELETE or a stop (postgres)', { skip: !process.en
       assert.equal(log.at(-1), 'call.stopped:stopped', log.join(', '));
     });
   }
+
+  it('erases a call while an earlier upload of it changes status, neither side deadlocked', async () => {
+    const c = await h.company();
+    const keys = await readKeys(c);
+    const name = `erase-${Math.random().toString(36).slice(2, 8)}`;
+    const { id } = await makeCall(h, c, keys, { conversationId: name, filename: 'a.wav' });
+    await makeCall(h, c, keys, { conversationId: name, filename: 'b.wav' }); // the call's latest upload
+    const first = await admin.query('select min(id) as id from uploads where company_id = $1', [c.id]);
+    // As verification's transaction does: the upload's verdict, then its analysis row, whose foreign key
+    // locks the call. Erasure locked the call, then the uploads: PostgreSQL aborted one side (a 500).
+    const verifier = new pg.Client({ connectionString: h.databaseUrl });
+    await verifier.connect();
+    try {
+      await verifier.query('begin');
+      await verifier.query(`update uploads set status = 'uploaded' where company_id = $1 and id = $2`, [
+        c.id,
+        first.rows[0].id,
+      ]);
+      const erased = h.request({ method: 'DELETE', url: `/api/v1/calls/${id}`, key: keys.admin });
+      await waitingOnLocks(1);
+      await verifier.query(
+        `insert into call_analyses (company_id, conversation_uuid, status, source, run_id, upload_id)
+         values ($1, $2, 'pending', 'recording', gen_random_uuid(), $3)`,
+        [c.id, id, first.rows[0].id],
+      );
+      await verifier.query('commit');
+      const res = await erased;
+      assert.equal(res.statusCode, 204, res.body);
+      const gone = await h.request({ method: 'GET', url: `/api/v1/calls/${id}`, key: keys.admin });
+      assert.equal(gone.statusCode, 404);
+    } finally {
+      await verifier.end();
+    }
+  });
+
+  it('answers 503 with Retry-After when PostgreSQL aborts a write for a concurrent one (40P01, 40001)', async () => {
+    const { c, name } = await setup();
+    // A deadlock cannot be made on demand: a trigger of this test's database raises the SQLSTATE instead.
+    await admin.query(`
+      create function test_abort() returns trigger language plpgsql as $$
+      begin
+        if new.value #>> '{}' in ('40P01', '40001') then
+          raise exception 'aborted' using errcode = new.value #>> '{}';
+        end if;
+        return new;
+      end $$;
+      create trigger test_abort before insert on conversation_tags for each row execute function test_abort();
+    `);
+    for (const code of ['40P01', '40001']) {
+      const res = await h.request({
+        method: 'POST',
+        url: '/api/v1/call/add_tags',
+        key: c.key,
+        body: {
+          agent_email: c.agent.email,
+          conversation_id: name,
+          tags: [{ key: 'k', type: 'string', value: code }],
+        },
+      });
+      assert.equal(res.statusCode, 503, res.body);
+      assert.ok(Number(res.headers['retry-after']) > 0);
+    }
+  });
 });

@@ -66,7 +66,11 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (domain) {
       const status = STATUS[domain.kind];
       if (status === 401) reply.header('www-authenticate', 'Bearer realm="cqs"');
-      if (status === 503) return unavailable(reply);
+      if (status === 503) {
+        // Storage out of reach, a transaction PostgreSQL aborted: the client retries, the operator sees why.
+        request.log.warn({ err: error }, domain.message);
+        return unavailable(reply);
+      }
       return reply.code(status).send({ error: domain.message });
     }
     if (isDatabaseUnavailable(error)) {

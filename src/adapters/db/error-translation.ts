@@ -3,13 +3,20 @@
  * adapters knows a SQLSTATE: a write to a final handoff record (the trigger's `CQ409`) is a ConflictError,
  * text PostgreSQL cannot store (a NUL character: `22P05` in jsonb, `22021` in text) and metadata past its
  * key limit (`23514` of a `*_metadata_keys` constraint) a ValidationError, a reference to a row deleted
- * meanwhile (`23503`) a NotFoundError. It
+ * meanwhile (`23503`) a NotFoundError, a transaction PostgreSQL aborted for a concurrent one's sake (a
+ * deadlock `40P01`, a serialization failure `40001`) an UnavailableError: the caller may retry. It
  * wraps the driver under Drizzle once, when the database is opened, so every repository (and every query
  * yet to be written) gets it. Drizzle wraps what the driver throws in its own error with the domain error
  * as `cause`; `findDomainError` (domain/errors.ts) finds it there. The database's error stays the domain
  * error's `cause`, SQLSTATE included.
  */
-import { ConflictError, type DomainError, NotFoundError, ValidationError } from '../../domain/errors.ts';
+import {
+  ConflictError,
+  type DomainError,
+  NotFoundError,
+  UnavailableError,
+  ValidationError,
+} from '../../domain/errors.ts';
 import { MAX_METADATA_KEYS, NUL_CHARACTER_RULE } from '../../domain/limits.ts';
 import { FINAL_RECORD_SQLSTATE } from './errors.ts';
 
@@ -25,6 +32,12 @@ const CHECK_VIOLATION = '23514';
  * would have been a moment later, not a 500.
  */
 const FOREIGN_KEY_VIOLATION = '23503';
+
+/**
+ * SQLSTATEs of a transaction aborted because of a concurrent one (a deadlock, a serialization failure):
+ * nothing was wrong with the request, and the same request a moment later goes through.
+ */
+const CONCURRENCY_ABORTS = new Set(['40P01', '40001']);
 
 /** What a missing referenced row is called in an answer, by its table. */
 const REFERENCED: Record<string, string> = {
@@ -48,6 +61,8 @@ export function domainErrorOfDatabase(error: unknown): DomainError | undefined {
     const table = typeof detail === 'string' ? /not present in table "([^"]+)"/.exec(detail)?.[1] : undefined;
     const what = (table && REFERENCED[table]) ?? 'a record it refers to';
     translated = new NotFoundError(`${what} no longer exists (deleted meanwhile)`);
+  } else if (typeof code === 'string' && CONCURRENCY_ABORTS.has(code)) {
+    translated = new UnavailableError('a concurrent change got in the way; retry');
   } else if (typeof code === 'string' && UNSTORABLE_TEXT_SQLSTATES.has(code)) {
     translated = new ValidationError(`strings ${NUL_CHARACTER_RULE}`);
   } else if (

@@ -17,8 +17,21 @@ export interface ErasedCall {
   lastUploadUrlExpiry: Date | null;
 }
 
-/** Locks the call and deletes its rows; undefined when there is no such call (erased meanwhile). */
+/**
+ * Locks the call and deletes its rows; undefined when there is no such call (erased meanwhile).
+ *
+ * The call's uploads are locked before the call: a change of an upload's status (its verification, an
+ * embedded PUT, the sweeps) locks the upload and then the call (the `uploads_track_latest` trigger, an
+ * analysis row's foreign key), so the call first and its uploads after was the opposite order, and the
+ * two deadlocked (PostgreSQL aborted one: a DELETE answered 500).
+ */
 export async function deleteCallRows(tx: Db, companyId: string, id: string): Promise<ErasedCall | undefined> {
+  await tx
+    .select({ id: uploads.id })
+    .from(uploads)
+    .where(and(eq(uploads.companyId, companyId), eq(uploads.conversationUuid, id)))
+    .orderBy(asc(uploads.id))
+    .for('update');
   const [locked] = await tx
     .select({ id: conversations.id })
     .from(conversations)
