@@ -10,6 +10,7 @@ import {
   jobs,
   uploads,
 } from '../src/adapters/db/schema.ts';
+import { StorageUnavailableError } from '../src/adapters/storage/storage.ts';
 import { ERASE_OBJECTS_JOB } from '../src/domain/calls/erase.ts';
 import { RETENTION_SWEEP_JOB, updateRetention } from '../src/domain/calls/retention.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
@@ -176,6 +177,91 @@ for (const backend of BACKENDS) {
         .from(jobs)
         .where(and(eq(jobs.companyId, c.id), eq(jobs.kind, ERASE_OBJECTS_JOB), sql`${jobs.runAt} > now()`));
       assert.equal(later?.n, 1);
+    });
+
+    /** A call with two stored recordings; their object keys. */
+    async function twoRecordings(c: TestCompany, keys: ReadKeys, name: string) {
+      const objectKeys: string[] = [];
+      let id = '';
+      for (const filename of ['a.wav', 'b.wav']) {
+        const call = await makeCall(h, c, keys, { conversationId: name, filename });
+        id = call.id;
+        const put = await h.app.inject({
+          method: 'PUT',
+          url: pathOf(call.upload?.upload_url ?? ''),
+          headers: { 'content-type': 'audio/wav' },
+          payload: await readFile(media.path('stereo.wav')),
+        });
+        assert.equal(put.statusCode, 200);
+      }
+      const rows = await h.services.database.db
+        .select({ key: uploads.objectKey })
+        .from(uploads)
+        .where(eq(uploads.companyId, c.id));
+      objectKeys.push(...rows.map((r) => r.key));
+      assert.equal(objectKeys.length, 2);
+      return { id, objectKeys };
+    }
+
+    /** Runs the company's erase jobs now, however long their backoff; how many ran. */
+    async function runEraseJobsNow(c: TestCompany) {
+      await h.services.database.db
+        .update(jobs)
+        .set({ runAt: sql`now()` })
+        .where(and(eq(jobs.companyId, c.id), eq(jobs.kind, ERASE_OBJECTS_JOB)));
+      return h.runJobs();
+    }
+
+    it('deletes every object it can when one cannot be deleted', async () => {
+      const { c, keys } = await company();
+      const call = await twoRecordings(c, keys, 'erase-one-fails');
+      const storage = h.services.storage;
+      const realDelete = storage.delete;
+      let calls = 0;
+      // The first object the erasure deletes cannot be deleted; the other can.
+      storage.delete = async (key) => {
+        if (calls++ === 0) throw new StorageUnavailableError('this one object is out of reach');
+        return realDelete.call(storage, key);
+      };
+      try {
+        assert.equal((await del(call.id, keys.admin)).statusCode, 204);
+        const stored = await Promise.all(call.objectKeys.map((k) => storage.head(k)));
+        assert.equal(stored.filter((o) => o === undefined).length, 1, 'the other object is gone');
+      } finally {
+        storage.delete = realDelete;
+      }
+      await runEraseJobsNow(c);
+      for (const key of call.objectKeys) assert.equal(await storage.head(key), undefined);
+    });
+
+    it("keeps trying to delete an erased call's objects through a long storage outage", async () => {
+      const { c, keys } = await company();
+      const call = await twoRecordings(c, keys, 'erase-outage');
+      const storage = h.services.storage;
+      const realDelete = storage.delete;
+      storage.delete = async () => {
+        throw new StorageUnavailableError('storage is out of reach');
+      };
+      try {
+        assert.equal((await del(call.id, keys.admin)).statusCode, 204);
+        // 40 attempts: at the queue's backoff, about 2.8 hours of outage (20 attempts, the old bound, ~1 h).
+        for (let i = 0; i < 40; i++) await runEraseJobsNow(c);
+      } finally {
+        storage.delete = realDelete;
+      }
+      const [dead] = await h.services.database.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(jobs)
+        .where(
+          and(
+            eq(jobs.companyId, c.id),
+            eq(jobs.kind, ERASE_OBJECTS_JOB),
+            sql`${jobs.attempts} >= ${jobs.maxAttempts}`,
+          ),
+        );
+      assert.equal(dead?.n, 0, 'no erase job gave up');
+      await runEraseJobsNow(c);
+      for (const key of call.objectKeys) assert.equal(await storage.head(key), undefined);
     });
 
     it('checks the scope first (403), then that the user is an admin (403), then visibility (404)', async () => {

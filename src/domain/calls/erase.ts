@@ -35,9 +35,28 @@ export interface ErasureDeps {
   handoffCache?: Pick<FinalRecordCache, 'forget'>;
 }
 
-/** Deletes the objects; each missing one is fine. Throws on the first that cannot be deleted. */
+/**
+ * Attempts of a `call.erase-objects` job: at the queue's backoff (doubling to 5 minutes, then every 5
+ * minutes) they cover about a week of storage out of reach. The rows are gone by then, so the job's payload
+ * is the only record of the objects: 20 attempts (about an hour) left them stored for good after a longer
+ * outage.
+ */
+export const ERASE_OBJECTS_MAX_ATTEMPTS = 2100;
+
+/**
+ * Deletes the objects; each missing one is fine. Tries every one, then throws the first error, so one
+ * object that cannot be deleted does not keep the others stored.
+ */
 export async function deleteObjects(storage: Storage, objectKeys: readonly string[]): Promise<void> {
-  for (const key of objectKeys) await storage.delete(key);
+  let failure: unknown;
+  for (const key of objectKeys) {
+    try {
+      await storage.delete(key);
+    } catch (error) {
+      failure ??= error;
+    }
+  }
+  if (failure !== undefined) throw failure;
 }
 
 /**
@@ -59,7 +78,7 @@ export async function eraseCallById(
         kind: ERASE_OBJECTS_JOB,
         companyId,
         payload: { objectKeys: rows.objectKeys },
-        maxAttempts: 20,
+        maxAttempts: ERASE_OBJECTS_MAX_ATTEMPTS,
       });
       // A signed upload URL still valid could bring an object after the erasure (S3 cannot be told to
       // refuse it): a second pass deletes the keys again once every URL has expired.
@@ -72,7 +91,7 @@ export async function eraseCallById(
           companyId,
           payload: { objectKeys: rows.objectKeys },
           delaySeconds: delay,
-          maxAttempts: 20,
+          maxAttempts: ERASE_OBJECTS_MAX_ATTEMPTS,
         });
       }
     }
