@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { type AddressInfo, connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import {
   createRecord,
@@ -259,6 +260,49 @@ for (const backend of BACKENDS) {
       // three final reads.
       assert.ok(longEtag <= 12 + 3, `long poll made ${longEtag} requests`);
       assert.ok(seen.some((s) => s.reader === 'conditional poll' && s.status === 304));
+    });
+  });
+
+  describe(`long polls whose client left before their handler ran (${backend})`, () => {
+    let h: Harness;
+    let port: number;
+    before(async () => {
+      // With Redis, every request awaits it before its handler, a key in memory too.
+      h = await startHarness(backend, { METRICS_PORT: '0', REDIS_URL: 'redis://127.0.0.1:6379' });
+      await h.app.listen({ port: 0, host: '127.0.0.1' });
+      port = (h.app.server.address() as AddressInfo).port;
+    });
+    after(() => h.close());
+
+    const waiting = async () => {
+      const text = await h.services.metrics?.registry.metrics();
+      const line = text?.split('\n').find((l) => l.startsWith('cqs_handoff_long_polls_waiting '));
+      return Number(line?.split(' ')[1] ?? Number.NaN);
+    };
+
+    it('ends their waits with them, not at the deadline', async () => {
+      const c = await h.company();
+      const { id } = await createRecord(h, c);
+      assert.equal((await readRecord(h, c, id)).statusCode, 200);
+      const sockets = Array.from({ length: 20 }, () => {
+        const s = connect(port, '127.0.0.1', () => {
+          s.write(`GET /api/v1/call-handoff/${id}?wait=20 HTTP/1.1\r\nHost: x\r\n`);
+          s.end(`Authorization: Bearer ${c.key}\r\n\r\n`);
+          s.destroy();
+        });
+        s.on('error', () => {});
+        return s;
+      });
+      await Promise.all(sockets.map((s) => new Promise((resolve) => s.once('close', resolve))));
+      // Time for every request to pass authentication and reach its handler.
+      await sleep(1000);
+      let left = await waiting();
+      for (let i = 0; i < 30 && left !== 0; i++) {
+        await sleep(100);
+        left = await waiting();
+      }
+      // Waited for until the deadline, they stayed 20 s.
+      assert.equal(left, 0, `${left} long polls still waiting 4 s after their clients left`);
     });
   });
 

@@ -104,6 +104,9 @@ export const callHandoffRoutes: FastifyPluginAsyncTypebox<{ services: Services }
     if (waitMs > 0) {
       const gone = new AbortController();
       reply.raw.once('close', () => gone.abort());
+      // A client that left while the request awaited its authentication (Redis, a key look-up) closed the
+      // socket before this listener was there: it would have been waited for until the deadline.
+      if (request.raw.socket?.destroyed) gone.abort();
       signal = gone.signal;
     }
     const ended = waitMs > 0 ? services.metrics?.longPollStarted() : undefined;
