@@ -93,7 +93,7 @@ for (const backend of BACKENDS) {
     it('answers 422 for an id that is not a UUID, and for wait outside 0–30 or not a number', async () => {
       const c = await h.company();
       const { id } = await createRecord(h, c);
-      for (const bad of ['not-a-uuid', '123', `${id}x`]) {
+      for (const bad of ['not-a-uuid', '123', `${id}x`, `urn:uuid:${id}`, `{${id}}`]) {
         const res = await h.request({ method: 'GET', url: `/api/v1/call-handoff/${bad}`, key: c.key });
         assert.equal(res.statusCode, 422, bad);
         assert.match(res.json().error, /handoff_id/);
