@@ -215,7 +215,9 @@ export async function runTranscription(
     return { status: 'failed', reason: 'a transcription job without a call, a run or an upload' };
   }
   const row = await findTranscription(deps.db, companyId, conversationUuid);
-  if (row?.runId !== runId) return { status: 'superseded' };
+  // A run ends once: a job claimed again after its run was stored (its process stopped before the job was
+  // completed, its lease ran out) paid the engine again and wrote a second `transcript.ready`.
+  if (row?.runId !== runId || row.status !== 'pending') return { status: 'superseded' };
   const engine = deps.engine;
   const finish = async (status: 'ready' | 'failed', reason: string | null) =>
     finishTranscriptionRun(deps.db, companyId, conversationUuid, runId, {
@@ -232,8 +234,9 @@ export async function runTranscription(
   if ('failed' in result) return fail(result.failed);
   // The transcript, the run's result and the event commit together, or none of them does.
   const stored = await deps.db.transaction(async (tx) => {
-    const current = await findTranscription(tx, companyId, conversationUuid);
-    if (current?.runId !== runId) return 'superseded';
+    // Locked: of two runs of one job at once, the second finds the first's outcome.
+    const current = await findTranscription(tx, companyId, conversationUuid, true);
+    if (current?.runId !== runId || current.status !== 'pending') return 'superseded';
     if (!(await storeTranscribedTranscript(tx, companyId, conversationUuid, result.segments))) {
       await finishTranscriptionRun(tx, companyId, conversationUuid, runId, {
         status: 'failed',

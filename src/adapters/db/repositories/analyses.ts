@@ -37,7 +37,7 @@ export async function startAnalysisRun(
 
 const STORE_RUN = `update call_analyses set status = $4::text, reason = $5::text, figures = $6::json,
     method = $7::text, updated_at = now()
-  where company_id = $1::uuid and conversation_uuid = $2::uuid and run_id = $3::uuid
+  where company_id = $1::uuid and conversation_uuid = $2::uuid and run_id = $3::uuid and status = 'pending'
   returning company_id`;
 const FINISH_RUN = prepared(
   'analysis_finish',
@@ -61,7 +61,9 @@ const FINISH_RUN_WITH_EVENT_AND_JOB = prepared(
 );
 
 /**
- * Stores the outcome of a run, only if it is still the call's latest run; false when it is not. With
+ * Stores the outcome of a run, only if it is still the call's latest run and has not ended: a run ends once
+ * (a job claimed again after its lease ran out runs again, and wrote a second `analysis.ready`); false
+ * when it is not. With
  * `event`, the event is written by the same statement when the run is stored (its transactional outbox).
  */
 export async function finishAnalysisRun(

@@ -24,7 +24,7 @@ export async function startTranscriptionRun(
     });
 }
 
-/** Stores how a run ended, only while it is the call's latest run; false when it is not. */
+/** Stores how a run ended, only while it is the call's latest run and pending (a run ends once); else false. */
 export async function finishTranscriptionRun(
   db: Db,
   companyId: string,
@@ -40,19 +40,21 @@ export async function finishTranscriptionRun(
         eq(callTranscriptions.companyId, companyId),
         eq(callTranscriptions.conversationUuid, conversationUuid),
         eq(callTranscriptions.runId, runId),
+        eq(callTranscriptions.status, 'pending'),
       ),
     )
     .returning({ runId: callTranscriptions.runId });
   return rows.length > 0;
 }
 
-/** The call's transcription row, or undefined. */
+/** The call's transcription row, or undefined; with `lock`, locked until the transaction ends. */
 export async function findTranscription(
   db: Db,
   companyId: string,
   conversationUuid: string,
+  lock = false,
 ): Promise<CallTranscription | undefined> {
-  const [row] = await db
+  const query = db
     .select()
     .from(callTranscriptions)
     .where(
@@ -61,6 +63,7 @@ export async function findTranscription(
         eq(callTranscriptions.conversationUuid, conversationUuid),
       ),
     );
+  const [row] = lock ? await query.for('update') : await query;
   return row;
 }
 
