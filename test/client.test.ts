@@ -196,6 +196,31 @@ for (const backend of BACKENDS) {
       assert.equal((await waiting).final, true);
     });
 
+    it('waitForFinalHandoff waits calmly for a deadline weeks away', async () => {
+      const { id } = await createRecord(h, c);
+      let requests = 0;
+      const counting = new CqsClient({
+        baseUrl,
+        apiKey: c.key,
+        fetch: (input, init) => {
+          requests++;
+          return fetch(input, init);
+        },
+      });
+      // 30 and 60 days: past the 2^31 ms a timer takes (it fired at once, or threw a RangeError).
+      for (const days of [30, 60]) {
+        const controller = new AbortController();
+        const waiting = counting.waitForFinalHandoff(id, {
+          deadline: Date.now() + days * 86_400_000,
+          signal: controller.signal,
+        });
+        await new Promise((r) => setTimeout(r, 500));
+        controller.abort(new Error('stop'));
+        await assert.rejects(waiting, /stop/);
+      }
+      assert.ok(requests <= 2, `${requests} requests in 1 s`);
+    });
+
     it('waitForFinalHandoff honours a deadline and an abort signal', async () => {
       const { id } = await createRecord(h, c);
       const started = Date.now();

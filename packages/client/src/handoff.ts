@@ -14,6 +14,9 @@ export interface WaitOptions {
   waitSeconds?: number;
 }
 
+/** Milliseconds a request may take past the long poll it asked for before it is given up. */
+const REQUEST_MARGIN_MS = 30_000;
+
 /** Returns the record once it is final. */
 export async function waitForFinalHandoff(
   transport: Transport,
@@ -34,8 +37,11 @@ export async function waitForFinalHandoff(
       : 0;
     const headers: Record<string, string> = { authorization: `Bearer ${transport.apiKey}` };
     if (etag) headers['if-none-match'] = etag;
-    const signals = [options.signal, Number.isFinite(remaining) ? AbortSignal.timeout(remaining) : undefined];
-    const signal = AbortSignal.any(signals.filter((s): s is AbortSignal => s !== undefined));
+    // Each request's own limit: its long poll and a margin, never past the deadline. A timer takes at most
+    // 2^31 - 1 ms: a deadline further off made one fire at once, and a 30-day wait sent hundreds of requests
+    // a second.
+    const limit = AbortSignal.timeout(Math.max(1, Math.min(remaining, wait * 1000 + REQUEST_MARGIN_MS)));
+    const signal = options.signal ? AbortSignal.any([options.signal, limit]) : limit;
     let res: Response | undefined;
     try {
       res = await transport.fetch(`${transport.baseUrl}${path}${wait > 0 ? `?wait=${wait}` : ''}`, {
@@ -44,8 +50,8 @@ export async function waitForFinalHandoff(
       });
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
-      if (isAbort(error)) continue; // the deadline fired: the loop's check throws the timeout
-      // A network error: back off below.
+      if (isAbort(error) && Date.now() >= deadline) continue; // the loop's check throws the timeout
+      // A network error, or a request past its own limit: back off below.
     }
     if (res && (res.status === 200 || res.status === 304)) {
       failures = 0;
