@@ -1,8 +1,16 @@
 /** Decision 28's figures on hand-made timelines (the pure module: no decoding, no database). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { channelRoles } from '../src/domain/analysis/analysis.ts';
-import { computeFigures, longestMonologue, mergeIntervals } from '../src/domain/analysis/figures.ts';
+import {
+  computeFigures,
+  countInterruptions,
+  type Interval,
+  longestMonologue,
+  MONOLOGUE_GAP_S,
+  mergeIntervals,
+} from '../src/domain/analysis/figures.ts';
 
 const i = (start: number, stop: number) => ({ start, stop });
 
@@ -91,5 +99,45 @@ describe('analysis figures (decision 28)', () => {
   it('takes roles from the channel map, and unknown without one', () => {
     assert.deepEqual(channelRoles(['customer', 'agent']), ['customer', 'agent']);
     assert.deepEqual(channelRoles(null), ['unknown', 'unknown']);
+  });
+});
+
+/** The figures' definitions, written as directly (and as slowly) as they read: what the fast passes must equal. */
+const definition = {
+  interruptions: (own: readonly Interval[], other: readonly Interval[]) =>
+    own.filter((x) => other.some((y) => x.start > y.start && x.start < y.stop)).length,
+  monologue(own: readonly Interval[], other: readonly Interval[]) {
+    let longest = 0;
+    for (const run of mergeIntervals(own, MONOLOGUE_GAP_S)) {
+      const cuts = other.map((y) => y.start).filter((c) => c > run.start && c < run.stop);
+      let from = run.start;
+      for (const cut of [...cuts.sort((a, b) => a - b), run.stop]) {
+        const piece = own.filter((x) => x.stop > from && x.start < cut);
+        if (piece.length > 0) {
+          const first = Math.max(from, (piece[0] as Interval).start);
+          const last = Math.min(cut, (piece.at(-1) as Interval).stop);
+          longest = Math.max(longest, last - first);
+        }
+        from = cut;
+      }
+    }
+    return longest;
+  },
+};
+
+describe('interruptions and monologues in one pass', () => {
+  // Merged speech of one role, on a grid of tenths so that starts and stops often coincide across roles.
+  const speech = fc
+    .array(fc.tuple(fc.integer({ min: 0, max: 600 }), fc.integer({ min: 1, max: 40 })), { maxLength: 60 })
+    .map((pairs) => mergeIntervals(pairs.map(([at, length]) => i(at / 10, (at + length) / 10))));
+
+  it('counts and measures as the definitions do, on any two roles’ speech', () => {
+    fc.assert(
+      fc.property(speech, speech, (own, other) => {
+        assert.equal(countInterruptions(own, other), definition.interruptions(own, other));
+        assert.equal(longestMonologue(own, other), definition.monologue(own, other));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -77,36 +77,51 @@ export function intersect(a: readonly Interval[], b: readonly Interval[]): Inter
   return out;
 }
 
-/** Is `t` strictly inside one of the merged intervals? */
-function inside(t: number, intervals: readonly Interval[]): boolean {
-  return intervals.some((i) => t > i.start && t < i.stop);
-}
-
-/** Starts of `own` speech while `other` speaks: interruptions by the owner of `own`. */
+/**
+ * Starts of `own` speech while `other` speaks: interruptions by the owner of `own`. Both are merged
+ * intervals (sorted, disjoint), so one pass over each does: it looked through all of `other` for each of
+ * `own`, and a long recording's thousands of utterances held the event loop for seconds.
+ */
 export function countInterruptions(own: readonly Interval[], other: readonly Interval[]): number {
-  return own.filter((i) => inside(i.start, other)).length;
+  let count = 0;
+  let j = 0;
+  for (const { start } of own) {
+    // The only interval of `other` that can hold `start` strictly inside is the first that ends after it.
+    while (j < other.length && (other[j] as Interval).stop <= start) j++;
+    const candidate = other[j];
+    if (candidate && candidate.start < start) count++;
+  }
+  return count;
 }
 
 /**
  * The longest run of `own` speech with gaps under 1 s bridged, cut wherever the other role starts to
- * speak inside it: a monologue is uninterrupted.
+ * speak inside it: a monologue is uninterrupted. Both are merged intervals (sorted, disjoint); the pieces
+ * between cuts only move forward, so two pointers into `own` find each piece's first and last speech in
+ * one pass (it filtered all of `own` for every piece: quadratic, seconds of the event loop for a long call).
  */
 export function longestMonologue(own: readonly Interval[], other: readonly Interval[]): number {
-  const cuts = other.map((i) => i.start);
+  const cuts = other.map((i) => i.start).sort((a, b) => a - b);
   let longest = 0;
+  let c = 0; // the next cut
+  let first = 0; // the first interval of `own` that ends after the piece's start
+  let after = 0; // the intervals of `own` that start before the piece's end
   for (const run of mergeIntervals(own, MONOLOGUE_GAP_S)) {
-    const points = cuts.filter((c) => c > run.start && c < run.stop).sort((a, b) => a - b);
+    while (c < cuts.length && (cuts[c] as number) <= run.start) c++;
     let from = run.start;
-    for (const cut of [...points, run.stop]) {
+    const piece = (cut: number) => {
+      while (first < own.length && (own[first] as Interval).stop <= from) first++;
+      while (after < own.length && (own[after] as Interval).start < cut) after++;
       // Only this role's speech counts inside a piece: a piece begins where its speech begins again.
-      const piece = own.filter((i) => i.stop > from && i.start < cut);
-      if (piece.length > 0) {
-        const first = Math.max(from, (piece[0] as Interval).start);
-        const last = Math.min(cut, (piece.at(-1) as Interval).stop);
-        longest = Math.max(longest, last - first);
+      const head = own[first];
+      if (head && head.start < cut) {
+        const tail = own[after - 1] as Interval;
+        longest = Math.max(longest, Math.min(cut, tail.stop) - Math.max(from, head.start));
       }
       from = cut;
-    }
+    };
+    while (c < cuts.length && (cuts[c] as number) < run.stop) piece(cuts[c++] as number);
+    piece(run.stop);
   }
   return longest;
 }
