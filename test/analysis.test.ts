@@ -228,6 +228,38 @@ for (const backend of BACKENDS) {
       assert.ok(Math.abs((analysis?.duration_s ?? 0) - 10) < 0.05, `duration ${analysis?.duration_s}`);
     });
 
+    it('fails, without decoding it, a recording whose sample rate is far below speech', async () => {
+      // 40 kB of 16-bit WAV at 1 Hz: 20,000 s of audio, which took the worker 3 s to decode and analyse
+      // (78 s per megabyte uploaded).
+      const samples = 20_000;
+      const wav = Buffer.alloc(44 + samples * 2);
+      wav.write('RIFF', 0);
+      wav.writeUInt32LE(36 + samples * 2, 4);
+      wav.write('WAVEfmt ', 8);
+      wav.writeUInt32LE(16, 16);
+      wav.writeUInt16LE(1, 20); // PCM
+      wav.writeUInt16LE(1, 22); // mono
+      wav.writeUInt32LE(1, 24); // 1 sample a second
+      wav.writeUInt32LE(2, 28);
+      wav.writeUInt16LE(2, 32);
+      wav.writeUInt16LE(16, 34);
+      wav.write('data', 36);
+      wav.writeUInt32LE(samples * 2, 40);
+      for (let n = 0; n < samples; n++) wav.writeInt16LE(Math.round(Math.sin(n * 0.7) * 12000), 44 + n * 2);
+      const created = await createCall({ filename: 'slow.wav', content_type: 'audio/wav' });
+      const put = await h.app.inject({
+        method: 'PUT',
+        url: pathOf(created.upload_url as string),
+        headers: { 'content-type': created.upload_content_type as string },
+        payload: wav,
+      });
+      assert.equal(put.statusCode, 200, put.body);
+      await h.runJobs();
+      const analysis = await analysisOf(h.services.database.db, c.id, await uuidOf(created.conversation_id));
+      assert.equal(analysis?.status, 'failed', JSON.stringify(analysis));
+      assert.match(analysis?.reason ?? '', /sample rate is 1 Hz/);
+    });
+
     it('fails visibly, without retrying, on a recording that cannot be decoded', async () => {
       const created = await createCall({
         filename: 'broken.wav',

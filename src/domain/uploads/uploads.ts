@@ -51,6 +51,23 @@ export interface MediaFindings {
   video_height: number | null;
 }
 
+/** Below this, audio is not speech as any recorder makes it (telephone speech is 8 kHz). */
+export const MIN_SPEECH_SAMPLE_RATE = 8000;
+
+/**
+ * Why a ready recording's audio cannot be listened to (analysed, transcribed), or undefined when it can.
+ * A sample rate far below speech's made a few kilobytes of WAV hours of audio (40 kB at 1 Hz: 20,000 s),
+ * decoded at speech's rate: minutes of the worker per megabyte uploaded.
+ */
+export function unlistenableAudio(probe: MediaFindings | null): string | undefined {
+  if (!probe?.has_audio || (probe.audio_channels ?? 0) < 1) return 'the recording has no audio stream';
+  const rate = probe.audio_sample_rate;
+  if (rate !== null && rate < MIN_SPEECH_SAMPLE_RATE) {
+    return `the audio's sample rate is ${rate} Hz; speech needs at least ${MIN_SPEECH_SAMPLE_RATE} Hz`;
+  }
+  return undefined;
+}
+
 /** An upload as GET /api/v1/upload/{upload_id} shows it. */
 export interface UploadView {
   upload_id: number;
