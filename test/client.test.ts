@@ -143,6 +143,31 @@ for (const backend of BACKENDS) {
       assert.equal(streamed.status.status, 'ready');
     });
 
+    it('fails the PUT of a stream that does not hold the size given, longer or shorter', async () => {
+      const path = join(dir, 'sized.wav');
+      await writeStereoWav(path, 400_000);
+      const source = await fileSource(path);
+      const call = { agent_email: c.agent.email, product_id: c.productId, filename: 'sized.wav' };
+      for (const uploader of [client, new CqsNodeClient({ baseUrl, apiKey: c.key })]) {
+        // Longer: the server kept the first `size` bytes and the recording came out ready, truncated.
+        await assert.rejects(
+          uploader.uploadRecording({ ...call, body: source.open(), size: source.size - 200_000 }),
+          (e: Error) =>
+            `${e.message} ${(e.cause as Error)?.message}`.includes(
+              `holds more than ${source.size - 200_000} bytes`,
+            ),
+        );
+        // Shorter: the request waited for the missing bytes until the socket timed out (60 s).
+        const started = Date.now();
+        await assert.rejects(
+          uploader.uploadRecording({ ...call, body: source.open(), size: source.size + 1000 }),
+          (e: Error) =>
+            `${e.message} ${(e.cause as Error)?.message}`.includes(`ended after ${source.size} bytes`),
+        );
+        assert.ok(Date.now() - started < 10_000, `${Date.now() - started} ms`);
+      }
+    });
+
     it('reports a rejected upload', async () => {
       const bytes = new TextEncoder().encode('this is not audio at all '.repeat(100));
       const { status } = await client.uploadRecording({

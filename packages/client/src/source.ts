@@ -62,18 +62,35 @@ export function iterableStream(iterable: AsyncIterable<Uint8Array>): ReadableStr
   });
 }
 
-/** Wraps a stream so each chunk that passes reports the running total. */
+/** A stream that did not hold the size it was given. */
+export class StreamLengthError extends Error {
+  override name = 'StreamLengthError';
+}
+
+/**
+ * Wraps a stream so each chunk that passes reports the running total, and so it holds exactly `size`
+ * bytes: the PUT declares that length, so a longer stream had its tail cut off by the server (a recording
+ * stored truncated, and reported ready) and a shorter one left the request waiting for bytes that never
+ * came. Either now fails the PUT at once, naming both lengths.
+ */
 export function countingStream(
   stream: ReadableStream<Uint8Array>,
+  size: number,
   onBytes: (sent: number) => void,
 ): ReadableStream<Uint8Array> {
   let sent = 0;
+  const mismatch = (what: string) =>
+    new StreamLengthError(`the upload's stream ${what}; its size was given as ${size} bytes`);
   return stream.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
         sent += chunk.byteLength;
+        if (sent > size) throw mismatch(`holds more than ${size} bytes`);
         controller.enqueue(chunk);
         onBytes(sent);
+      },
+      flush() {
+        if (sent < size) throw mismatch(`ended after ${sent} bytes`);
       },
     }),
   );

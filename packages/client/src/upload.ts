@@ -2,7 +2,7 @@
 import { fullJitter, sleep } from './backoff.ts';
 import { CqsError, CqsTimeoutError, isAbort, isRetryable } from './errors.ts';
 import { type PutFunction, requestJson, type Transport } from './http.ts';
-import { countingStream, type PreparedBody } from './source.ts';
+import { countingStream, type PreparedBody, StreamLengthError } from './source.ts';
 import type { UploadStatus, UploadUrlResponse } from './types.ts';
 
 /** Progress of a PUT: bytes handed to the network so far, of `total`; `attempt` counts retries from 1. */
@@ -45,13 +45,24 @@ export async function putRecording(
       await putOnce(transport, upload, body, attempt, options);
       return;
     } catch (error) {
-      if (isAbort(error) || options.signal?.aborted) throw error;
+      // A stream of another length than its size is the caller's to mend: sending it again would not.
+      if (isAbort(error) || options.signal?.aborted || lengthMismatch(error)) throw error;
       const retryable = !(error instanceof CqsError) || error.status >= 500;
       const pause = fullJitter(attempt, 500, 15_000);
       if (!retryable || attempt >= maxAttempts || Date.now() + pause >= validUntil) throw error;
       await sleep(pause, options.signal);
     }
   }
+}
+
+/** Whether the PUT failed because its stream did not hold the size it was given (countingStream's error). */
+function lengthMismatch(error: unknown): boolean {
+  let e = error;
+  // fetch wraps what the body's stream threw in its own TypeError, as `cause`.
+  for (let depth = 0; depth < 3 && e instanceof Error; depth++, e = e.cause) {
+    if (e instanceof StreamLengthError) return true;
+  }
+  return false;
 }
 
 async function putOnce(
@@ -68,7 +79,7 @@ async function putOnce(
   const put = transport.put ?? fetchPut(transport.fetch);
   const { status, text } = await put(upload.upload_url, {
     headers: { 'content-type': upload.upload_content_type, 'content-length': String(total) },
-    body: opened instanceof ReadableStream ? countingStream(opened, report) : opened,
+    body: opened instanceof ReadableStream ? countingStream(opened, total, report) : opened,
     ...(options.signal ? { signal: options.signal } : {}),
   });
   if (status < 200 || status > 299) {
