@@ -179,6 +179,15 @@ for (const backend of BACKENDS) {
       assert.equal(status.status, 'rejected');
     });
 
+    it('refuses, without quoting it, a key that no header can carry', () => {
+      const key = `${c.key.slice(0, 10)}\n${c.key.slice(10)}`;
+      assert.throws(
+        () => new CqsClient({ baseUrl, apiKey: key }),
+        (e: Error) => e instanceof TypeError && !e.message.includes(c.key.slice(4, 10)),
+      );
+      assert.throws(() => new CqsClient({ baseUrl, apiKey: '' }), TypeError);
+    });
+
     it('throws CqsError with status and error text for a 404', async () => {
       const error = await client.getHandoff('00000000-0000-4000-8000-000000000000').catch((e) => e);
       assert.ok(error instanceof CqsError);

@@ -35,7 +35,13 @@ export function clientFrom(flags: ConnectionFlags): CqsNodeClient {
   const apiKey = flags.apiKey ?? process.env.CQS_API_KEY;
   if (!baseUrl) throw new CliError('no service URL: give --url or set CQS_URL', EXIT.usage);
   if (!apiKey) throw new CliError('no API key: give --api-key or set CQS_API_KEY', EXIT.usage);
-  return new CqsNodeClient({ baseUrl, apiKey });
+  try {
+    return new CqsNodeClient({ baseUrl, apiKey });
+  } catch (error) {
+    // The client refuses a key no header can carry, without quoting it.
+    if (error instanceof TypeError) throw new CliError(error.message, EXIT.usage);
+    throw error;
+  }
 }
 
 /** Runs a command's body, mapping client errors to exit codes (and to a JSON error with --json). */

@@ -85,6 +85,11 @@ export class CqsClient {
   readonly #transport: Transport;
 
   constructor(options: CqsClientOptions) {
+    // A key with a character no header may carry made every request throw fetch's own error, which quotes
+    // the header's value: the key, on stderr and in logs.
+    if (typeof options.apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(options.apiKey)) {
+      throw new TypeError('apiKey must be printable ASCII without spaces (an API key: cqs_…)');
+    }
     this.#transport = {
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
       apiKey: options.apiKey,
