@@ -85,6 +85,15 @@ for (const backend of BACKENDS) {
       assert.ok(withoutTag.ms >= 900 && withoutTag.ms < 5000, `${withoutTag.ms} ms`);
     });
 
+    it('waits when If-None-Match lists the current version among others', async () => {
+      const c = await h.company();
+      const { id, etag } = await createRecord(h, c);
+      // A newer version named beside the current one made the wait answer 304 at once: a poller spun.
+      const { res, ms } = await timed(readRecord(h, c, id, { wait: 2, etag: `${etag}, "${id}-v9"` }));
+      assert.equal(res.statusCode, 304);
+      assert.ok(ms >= 1500, `answered after ${Math.round(ms)} ms`);
+    });
+
     it('answers at once when the client’s ETag is out of date, or the record is final', async () => {
       const c = await h.company();
       const { id, etag } = await createRecord(h, c);

@@ -79,10 +79,10 @@ for (const backend of BACKENDS) {
       const c = await h.company();
       const { id } = await createRecord(h, c);
       await patchRecord(h, c, id, { a: 1 });
-      const stale = await reader.read(principalOf(c), id, { waitMs: 10_000, knownVersion: 1 });
+      const stale = await reader.read(principalOf(c), id, { waitMs: 10_000, knownVersions: [1] });
       assert.equal(stale.version, 2);
       const started = performance.now();
-      const current = await reader.read(principalOf(c), id, { waitMs: 300, knownVersion: 2 });
+      const current = await reader.read(principalOf(c), id, { waitMs: 300, knownVersions: [2] });
       assert.equal(current.version, 2);
       assert.ok(performance.now() - started >= 250);
       assert.equal(watcher.watched, 0);

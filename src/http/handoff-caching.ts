@@ -33,19 +33,17 @@ export function ifNoneMatchMatches(header: string | undefined, etag: string): bo
   return tagsOf(header).some((t) => t === '*' || t === etag);
 }
 
-/** The newest version of this record that If-None-Match names, if any: what the client already has. */
-export function knownVersion(header: string | undefined, id: string): number | undefined {
+/** The versions of this record that If-None-Match names: the copies the client holds. */
+export function knownVersions(header: string | undefined, id: string): number[] {
   const prefix = `"${id.toLowerCase()}-v`;
-  let best: number | undefined;
+  const versions: number[] = [];
   for (const tag of tagsOf(header)) {
     const lower = tag.toLowerCase();
     if (!lower.startsWith(prefix) || !lower.endsWith('"')) continue;
     const digits = lower.slice(prefix.length, -1);
-    if (!/^\d{1,15}$/.test(digits)) continue;
-    const version = Number(digits);
-    if (best === undefined || version > best) best = version;
+    if (/^\d{1,15}$/.test(digits)) versions.push(Number(digits));
   }
-  return best;
+  return versions;
 }
 
 /** Sets ETag and Cache-Control for a record. */

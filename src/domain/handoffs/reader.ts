@@ -17,11 +17,11 @@ export interface ReadOptions {
   /** Milliseconds to wait for a change of a partial record; 0 answers at once. */
   waitMs: number;
   /**
-   * The version the client already has (from If-None-Match). A wait answers at once when the record is
-   * at another version, and otherwise waits for a change; without it, it waits for a change of the
-   * version it finds.
+   * The versions the client has (from If-None-Match, which may name several). A wait answers at once when
+   * the record is at none of them, and otherwise waits for a change; without them, it waits for a change
+   * of the version it finds.
    */
-  knownVersion?: number | undefined;
+  knownVersions?: readonly number[] | undefined;
   /** Aborted when the client goes away: stop waiting. */
   signal?: AbortSignal | undefined;
 }
@@ -101,7 +101,9 @@ export function createHandoffReader(deps: {
     try {
       const first = await readRow(companyId, id);
       if (!first || first.final) return found(first, id);
-      if (options.knownVersion !== undefined && options.knownVersion !== first.version)
+      // Any version the client names that is current is a copy it holds: a list naming the current one and a
+      // newer one answered 304 at once, and a looping poller spun.
+      if (options.knownVersions?.length && !options.knownVersions.includes(first.version))
         return found(first, id);
       seen = first;
       const pending = early as HandoffRow | undefined | null;

@@ -7,7 +7,7 @@ import { createHandoffReader } from '../../../domain/handoffs/reader.ts';
 import { createHandoff, finalizeHandoffRecord, mergeHandoff } from '../../../domain/handoffs/records.ts';
 import { createHandoffWatcher } from '../../../domain/handoffs/watch.ts';
 import type { Services } from '../../../services.ts';
-import { answerRead, knownVersion, setHandoffHeaders } from '../../handoff-caching.ts';
+import { answerRead, knownVersions, setHandoffHeaders } from '../../handoff-caching.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import {
   CREATE_DESCRIPTION,
@@ -114,7 +114,7 @@ export const callHandoffRoutes: FastifyPluginAsyncTypebox<{ services: Services }
     try {
       handoff = await reader.read(request.principal, request.params.handoff_id, {
         waitMs,
-        knownVersion: knownVersion(ifNoneMatch, request.params.handoff_id),
+        knownVersions: knownVersions(ifNoneMatch, request.params.handoff_id),
         ...(signal ? { signal } : {}),
       });
     } finally {
