@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { and, asc, eq, sql } from 'drizzle-orm';
-import { events, jobs } from '../src/adapters/db/schema.ts';
+import { conversations, events, jobs } from '../src/adapters/db/schema.ts';
 import { createMediaInfoProber } from '../src/adapters/probe/mediainfo.ts';
 import { jobHandlers } from '../src/worker/jobs.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
@@ -113,6 +113,31 @@ for (const backend of BACKENDS) {
       await handlers()['call.analyze']?.(second);
       const types = await eventTypes(c);
       assert.equal(types.filter((t) => t === 'analysis.ready').length, 1, types.join(', '));
+    });
+
+    it('fails an analysis and a transcription whose worker stopped on every attempt, not pending for ever', async () => {
+      await h.runJobs(); // what the tests before left
+      const c = await h.company();
+      await recordedCall(c);
+      await runOne('upload.verify');
+      // Each attempt's worker stops (killed: out of memory, a deploy) and its lease runs out.
+      for (let attempt = 1; attempt <= 5; attempt++) {
+        const claimed = await h.services.queue.claim(10, { only: ['call.analyze', 'call.transcribe'] });
+        assert.equal(claimed.length, 2, `attempt ${attempt}`);
+        await expireLeases(c);
+      }
+      await h.runJobs();
+      const reader = await c.addKey(c.admin.id, ['calls:read']);
+      const [row] = await h.services.database.db
+        .select({ id: conversations.id })
+        .from(conversations)
+        .where(eq(conversations.companyId, c.id));
+      const call = (
+        await h.request({ method: 'GET', url: `/api/v1/calls/${row?.id}`, key: reader.key })
+      ).json();
+      assert.equal(call.analysis?.status, 'failed', JSON.stringify(call.analysis));
+      assert.match(call.analysis?.reason ?? '', /stopped before finishing/);
+      assert.equal(call.transcription?.status, 'failed', JSON.stringify(call.transcription));
     });
   });
 }

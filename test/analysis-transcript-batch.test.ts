@@ -99,7 +99,10 @@ for (const backend of BACKENDS) {
 
       assert.equal(await h.runJobs(), 1);
       assert.equal((await analysisOf(db, c.id, first))?.status, 'ready');
-      assert.equal((await analysisOf(db, c.id, lost))?.status, 'pending');
+      // Not run, and not pending for ever either (docs/analysis.md): failed, with the reason.
+      const given = await analysisOf(db, c.id, lost);
+      assert.equal(given?.status, 'failed');
+      assert.match(given?.reason ?? '', /last attempt stopped/);
       const [dead] = await db
         .select()
         .from(jobs)

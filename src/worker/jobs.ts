@@ -65,8 +65,8 @@ export function jobHandlers(
       if (result.status === 'failed') throw new PermanentJobError(result.reason);
       if (result.jobCompleted) return JOB_COMPLETED;
     } catch (error) {
-      if (!(error instanceof PermanentJobError) && job.companyId && job.attempts >= job.maxAttempts) {
-        await giveUpAnalysis(database.db, job.companyId, job.payload, error);
+      if (!(error instanceof PermanentJobError) && job.attempts >= job.maxAttempts) {
+        await giveUpRun(job, error);
       }
       throw error;
     }
@@ -89,14 +89,27 @@ export function jobHandlers(
       return result;
     };
     await Promise.all(
-      others.map((other) =>
-        runJob(queue, { [other.kind]: () => settleAnalysis(other, resultOf(other)) }, other, log),
-      ),
+      others.map((other) => {
+        const handler = Object.assign(() => settleAnalysis(other, resultOf(other)), { giveUp: giveUpRun });
+        return runJob(queue, { [other.kind]: handler }, other, log);
+      }),
     );
     return settleAnalysis(job, resultOf(job));
   }
 
-  return {
+  /** An analysis run whose job died: failed, with the reason. */
+  async function giveUpRun(job: Job, error: unknown) {
+    if (job.companyId) await giveUpAnalysis(database.db, job.companyId, job.payload, error);
+  }
+
+  /** A transcription run whose job died: failed, with the reason. */
+  async function giveUpTranscriptionRun(job: Job, error: unknown) {
+    if (job.companyId) {
+      await giveUpTranscription(database.db, job.companyId, job.payload, error, engine?.name ?? null);
+    }
+  }
+
+  const handlers: Record<string, JobHandler> = {
     async [VERIFY_UPLOAD_JOB](job) {
       const { companyId, uploadId } = uploadOf(job);
       await verifyUpload(
@@ -125,7 +138,7 @@ export function jobHandlers(
         if (result.status === 'failed') throw new PermanentJobError(result.reason);
       } catch (error) {
         if (!(error instanceof PermanentJobError) && job.attempts >= job.maxAttempts) {
-          await giveUpTranscription(database.db, job.companyId, job.payload, error, engine?.name ?? null);
+          await giveUpTranscriptionRun(job, error);
         }
         throw error;
       }
@@ -154,6 +167,9 @@ export function jobHandlers(
       );
     },
   };
+  (handlers[ANALYZE_CALL_JOB] as JobHandler).giveUp = giveUpRun;
+  (handlers[TRANSCRIBE_CALL_JOB] as JobHandler).giveUp = giveUpTranscriptionRun;
+  return handlers;
 }
 
 /**

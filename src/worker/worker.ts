@@ -12,9 +12,14 @@ import type { Job, JobQueue, KindFilter } from '../adapters/queue/queue.ts';
  */
 export const JOB_COMPLETED = 'completed';
 
-/** Runs one kind of job. Throwing retries the job later; a PermanentJobError does not. */
+/**
+ * Runs one kind of job. Throwing retries the job later; a PermanentJobError does not. `giveUp` records
+ * what the job was for as failed when the job dies without running (its last attempt's worker stopped).
+ */
 // biome-ignore lint/suspicious/noConfusingVoidType: handlers that complete nothing themselves return nothing.
-export type JobHandler = (job: Job) => Promise<void | typeof JOB_COMPLETED>;
+export type JobHandler = ((job: Job) => Promise<void | typeof JOB_COMPLETED>) & {
+  giveUp?: (job: Job, error: Error) => Promise<void>;
+};
 
 /** A failure that retrying cannot fix. */
 export class PermanentJobError extends Error {
@@ -72,7 +77,10 @@ export async function runJob(
     const handler = handlers[job.kind];
     if (!handler) throw new PermanentJobError(`no handler for job kind ${job.kind}`);
     if (job.attempts > job.maxAttempts) {
-      throw new PermanentJobError('the worker of its last attempt stopped before finishing it');
+      // Not run again (it may be what stopped its worker), but what it was for must not stay pending.
+      const error = new PermanentJobError('the worker of its last attempt stopped before finishing it');
+      await handler.giveUp?.(job, error);
+      throw error;
     }
     if ((await handler(job)) !== JOB_COMPLETED && (await queue.complete(job))) queue.notify([job.kind]);
   } catch (error) {
