@@ -5,7 +5,9 @@
  * through HTTP on both databases, and a client transcript arriving while a transcription runs.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +16,7 @@ import { placeSpeech } from '../scripts/transcription-set.ts';
 import { conversations, jobs, uploads } from '../src/adapters/db/schema.ts';
 import { findDecoder } from '../src/adapters/decode/ffmpeg.ts';
 import { createOpenAiEngine, cutAtPauses } from '../src/adapters/transcribe/openai.ts';
+import { wavHeader } from '../src/adapters/transcribe/wav.ts';
 import { type ChannelAudio, TranscriptionError } from '../src/domain/transcription/engine.ts';
 import { queueTranscription, runTranscription } from '../src/domain/transcription/transcription.ts';
 import { BACKENDS, startHarness } from './helpers/harness.ts';
@@ -123,6 +126,55 @@ describe('openai engine protocol', () => {
       assert.ok(runs.length > 0 && (runs[0]?.start ?? 0) > 0.05 && seconds - (runs.at(-1)?.end ?? 0) > 0.05);
     }
     assertTimes(segments);
+  });
+
+  it('reads a piece of a channel only when its request may start (TRANSCRIBER_CONCURRENCY)', async () => {
+    // 10 minutes of channel (19.2 MB) in pieces of at most 1 MB, one request at a time.
+    const minutes = 10;
+    const path = join(dir, 'memory.wav');
+    const second = Buffer.alloc(32_000, 1);
+    // Written a second at a time: no 19 MB buffer to be collected while the test measures.
+    const file = await open(path, 'w');
+    await file.write(wavHeader(minutes * 60 * 16_000, 1, 16_000));
+    for (let n = 0; n < minutes * 60; n++) await file.write(second);
+    await file.close();
+    const speech = Array.from({ length: minutes * 30 }, (_, n) => ({ start: n * 2, stop: n * 2 + 1 }));
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let firstArrived: () => void = () => {};
+    const arrived = new Promise<void>((resolve) => {
+      firstArrived = resolve;
+    });
+    const slow = createServer(async (req, res) => {
+      for await (const _ of req);
+      firstArrived();
+      await held;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"segments":[]}');
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    try {
+      const engine = createOpenAiEngine({
+        url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}`,
+        apiKey: undefined,
+        model: 'm',
+        concurrency: 1,
+        timeoutMs: 60_000,
+        maxBytes: 1024 * 1024,
+      });
+      const before = process.memoryUsage().arrayBuffers;
+      const running = engine.transcribe({ wavPath: path, durationS: minutes * 60, speech });
+      await arrived;
+      // The first request is held: read ahead, every piece was in memory by now (19 MB).
+      const grown = process.memoryUsage().arrayBuffers - before;
+      release();
+      await running;
+      assert.ok(grown < 8e6, `${(grown / 1e6).toFixed(1)} MB read while one request ran`);
+    } finally {
+      release();
+      slow.close();
+    }
   });
 
   it('cuts where speech pauses, and at the limit only inside speech too long for it', () => {
