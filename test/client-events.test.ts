@@ -93,6 +93,52 @@ describe('client events()', () => {
     }
     assert.deepEqual(resumed, ['d', 'e']);
   });
+
+  it('hands over the cursor a feed filtered by type moves past other types with', async () => {
+    const c = await h.company();
+    const key = (await c.addKey(c.admin.id, ['events:read'])).key;
+    const client = new CqsClient({ baseUrl, apiKey: key });
+    await post(h, c, '/api/v1/call/create', {
+      agent_email: c.agent.email,
+      product_id: c.productId,
+      conversation_id: 'typed',
+    });
+    await settleEvents(h);
+    const stop = new AbortController();
+    // Empty pages were never handed over: the loop would have waited for ever.
+    const timeout = setTimeout(() => stop.abort(), 5000);
+    let saved: string | undefined;
+    let created = 0;
+    let tagged = false;
+    for await (const page of client.events({
+      types: ['call.created'],
+      pollIntervalMs: 50,
+      signal: stop.signal,
+    })) {
+      created += page.events.length;
+      saved = page.next_cursor;
+      if (!tagged && created === 1) {
+        // Events of another type after the one followed: the cursor moves past them.
+        tagged = true;
+        const res = await post(h, c, '/api/v1/call/add_tags', {
+          agent_email: c.agent.email,
+          conversation_id: 'typed',
+          tags: [{ key: 'k', type: 'string', value: 'v' }],
+        });
+        assert.equal(res.statusCode, 200, res.body);
+        await settleEvents(h);
+        continue;
+      }
+      if (tagged && page.events.length === 0) stop.abort();
+    }
+    clearTimeout(timeout);
+    // The saved cursor is past the tag's event: the feed after it, unfiltered, is empty.
+    const rest = await client.getEvents({ ...(saved ? { after: saved } : {}) });
+    assert.deepEqual(
+      rest.events.map((e) => e.type),
+      [],
+    );
+  });
 });
 
 describe('cqs events tail and cqs webhooks', () => {

@@ -206,8 +206,11 @@ export class CqsClient {
 
   /**
    * Follows the event feed from `after` (a cursor saved earlier; the oldest kept event without it), for
-   * ever or until `signal` aborts: yields every non-empty page in order. Save `next_cursor` once a page is
-   * processed and pass it as `after` to resume there; every event is seen exactly once.
+   * ever or until `signal` aborts: yields, in order, every page with events and every page that moves the
+   * cursor without any (a feed filtered by `types` moves past events of other types). Save `next_cursor`
+   * once a page is processed and pass it as `after` to resume there; every event is seen exactly once.
+   * (Empty pages were not yielded, so a saved cursor of a filtered feed stayed behind, and once the events
+   * after it were past retention, resuming from it answered 410 though nothing followed was lost.)
    */
   async *events(
     options: EventsQuery & { pollIntervalMs?: number; signal?: AbortSignal } = {},
@@ -216,9 +219,10 @@ export class CqsClient {
     const { signal } = options;
     while (!signal?.aborted) {
       const page = await this.getEvents({ ...options, ...(after ? { after } : {}) }, signal);
+      const moved = page.next_cursor !== after;
       after = page.next_cursor;
-      if (page.events.length > 0) yield page;
-      else await sleep(options.pollIntervalMs ?? 1000, signal);
+      if (page.events.length > 0 || moved) yield page;
+      if (page.events.length === 0) await sleep(options.pollIntervalMs ?? 1000, signal);
     }
   }
 
