@@ -101,6 +101,28 @@ for (const backend of BACKENDS) {
       assert.equal(rest, '');
     });
 
+    it('prints control characters of stored values visibly, not to the terminal', async () => {
+      // Any key with the calls scope can store a tag that, printed raw, sets the terminal's title, clears
+      // the line and forges a row.
+      const value = '\u001b]0;pwned\u0007\u001b[2K\rFAKE ROW\nfake-id';
+      await client.createCall({
+        agent_email: c.agent.email,
+        product_id: c.productId,
+        conversation_id: 'cli-escape',
+        tags: [{ key: 'note', value, type: 'string' }],
+      });
+      const run = await cqs(['calls', 'list', '--conversation-id', 'cli-escape'], env);
+      assert.equal(run.code, 0, run.err);
+      // No control character but the lines' ends.
+      assert.doesNotMatch(run.out.replaceAll('\n', ''), /\p{Cc}/u);
+      const lines = run.out.trimEnd().split('\n');
+      assert.equal(lines.length, 2, run.out);
+      assert.ok(
+        lines[1]?.endsWith('note=\\u001b]0;pwned\\u0007\\u001b[2K\\u000dFAKE ROW\\u000afake-id'),
+        lines[1],
+      );
+    });
+
     it('refuses a malformed filter before asking (exit 2), and an API refusal is exit 5', async () => {
       assert.equal((await cqs(['calls', 'list', '--state', 'gone'], env)).code, 2);
       assert.equal((await cqs(['calls', 'list', '--product-id', 'x'], env)).code, 2);

@@ -14,8 +14,23 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
+/**
+ * A cell of text output as a terminal may show it: control characters (C0, DEL, C1) written as `\u001b`
+ * and the like. A value any key holder can store (a tag, a conversation id, a webhook's answer) printed as
+ * it was could move the cursor, rewrite lines, forge rows or set the terminal's title.
+ */
+export function plainCell(text: string): string {
+  return text.replace(/\p{Cc}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** One line of tab-separated cells, each a plainCell. */
+export function tsvLine(cells: readonly string[]): string {
+  return `${cells.map(plainCell).join('\t')}\n`;
+}
+
 /** Formats rows as a plain-text table: columns padded to their widest cell, two spaces apart. */
-export function formatTable(headers: string[], rows: string[][]): string {
+export function formatTable(headers: string[], table: string[][]): string {
+  const rows = table.map((r) => r.map(plainCell));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells

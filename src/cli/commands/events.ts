@@ -7,7 +7,7 @@ import {
   runIntegrator,
   usageExitCodes,
 } from '../integrator-io.ts';
-import { printJson } from '../output.ts';
+import { printJson, tsvLine } from '../output.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -67,7 +67,7 @@ export function registerEventCommands(program: Command): void {
         else {
           for (const w of list) {
             const types = w.types?.join(',') ?? '*';
-            process.stdout.write(`${w.id}\t${w.enabled ? 'enabled' : 'disabled'}\t${types}\t${w.url}\n`);
+            process.stdout.write(tsvLine([w.id, w.enabled ? 'enabled' : 'disabled', types, w.url]));
           }
         }
       }),
@@ -91,7 +91,9 @@ export function registerEventCommands(program: Command): void {
           for (const d of list) {
             const last = d.attempts.at(-1);
             const answer = last ? (last.status_code ?? last.error ?? '') : '';
-            process.stdout.write(`${d.id}\t${d.event_type}\t${d.status}\t${d.attempts.length}\t${answer}\n`);
+            process.stdout.write(
+              tsvLine([d.id, d.event_type, d.status, String(d.attempts.length), String(answer)]),
+            );
           }
         }
       }),

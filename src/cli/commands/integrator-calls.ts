@@ -14,7 +14,7 @@ import {
   progressReporter,
   runIntegrator,
 } from '../integrator-io.ts';
-import { CliError, printJson } from '../output.ts';
+import { CliError, plainCell, printJson } from '../output.ts';
 
 interface ListFlags extends ConnectionFlags {
   agentEmail?: string;
@@ -73,7 +73,11 @@ const COLUMNS = [
 
 /** One table row: the columns padded, the last one (tags) as it is. */
 function row(cells: string[]): string {
-  return `${cells.map((cell, i) => ((COLUMNS[i]?.[1] ?? 0) > 0 ? cell.padEnd(COLUMNS[i]?.[1] ?? 0) : cell)).join('  ')}\n`;
+  const width = (i: number) => COLUMNS[i]?.[1] ?? 0;
+  return `${cells
+    .map(plainCell)
+    .map((cell, i) => (width(i) > 0 ? cell.padEnd(width(i)) : cell))
+    .join('  ')}\n`;
 }
 
 function tableRow(call: CallItem): string {

@@ -12,7 +12,7 @@ import {
   runIntegrator,
   usageExitCodes,
 } from '../integrator-io.ts';
-import { CliError, printJson } from '../output.ts';
+import { CliError, printJson, tsvLine } from '../output.ts';
 import { collectTag } from '../tags.ts';
 import { registerCallReadCommands } from './integrator-calls.ts';
 
@@ -118,7 +118,7 @@ export function registerIntegratorCommands(program: Command): void {
       runIntegrator(flags, async () => {
         const products = await clientFrom(flags).listProducts();
         if (flags.json) printJson({ products });
-        else for (const p of products) process.stdout.write(`${p.id}\t${p.status}\t${p.name}\n`);
+        else for (const p of products) process.stdout.write(tsvLine([String(p.id), p.status, p.name]));
       }),
     );
 }
