@@ -1,5 +1,6 @@
 /** `cqs calls list|get|download|delete` as a script runs them: a real child process against a listening server. */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,7 @@ import { CqsNodeClient, fileSource } from '../packages/client/src/node.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import { BACKENDS, type Harness } from './helpers/harness.ts';
 import { startListening } from './helpers/listening.ts';
-import { runCli } from './helpers/process.ts';
+import { CLI_MAIN, childEnv, runCli } from './helpers/process.ts';
 import { writeStereoWav } from './helpers/wav.ts';
 
 const T0 = 1_763_985_600;
@@ -121,6 +122,19 @@ for (const backend of BACKENDS) {
         lines[1]?.endsWith('note=\\u001b]0;pwned\\u0007\\u001b[2K\\u000dFAKE ROW\\u000afake-id'),
         lines[1],
       );
+    });
+
+    it('stops quietly (exit 0) when the reader of its output goes away', async () => {
+      // As `cqs calls list --json | head -0`: the pipe is closed before the first line is written.
+      const child = spawn(process.execPath, [CLI_MAIN, 'calls', 'list', '--json'], { env: childEnv(env) });
+      child.stdout.destroy();
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => {
+        err += d.toString();
+      });
+      const code = await new Promise((resolve) => child.on('close', resolve));
+      assert.equal(code, 0, err);
+      assert.equal(err, '');
     });
 
     it('refuses a malformed filter before asking (exit 2), and an API refusal is exit 5', async () => {

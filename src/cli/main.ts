@@ -20,6 +20,13 @@ useTypeboxBundle();
 // The client-only commands load none of them, so they skip even the one parse the hook costs.
 if (serverSide) useDrizzleResolve();
 
+// A reader that closed the pipe (`cqs calls list --json | head -1`) has all it wanted: stop quietly. Without
+// this the write's EPIPE was an unhandled 'error' event, a stack trace and exit 1.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 const program = new Command('cqs')
   .description('Call Quality Service: run the service and provision companies, users, products and keys.')
   .showHelpAfterError();

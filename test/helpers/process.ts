@@ -26,7 +26,7 @@ export function freePort(): Promise<number> {
 }
 
 /** This process's environment with `env` over it, for a child that is not a test of this run. */
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const merged: NodeJS.ProcessEnv = { ...process.env, ...env };
   // Otherwise a child started under `node --test` believes it is a test file of this run.
   delete merged.NODE_TEST_CONTEXT;
