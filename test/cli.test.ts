@@ -111,6 +111,22 @@ describe('cqs command line', () => {
     }
   });
 
+  it('exits with 2 on a usage error of any command (unknown option, missing argument or option)', async () => {
+    const env = { DATA_DIR: await tempDir() };
+    for (const args of [
+      ['company', 'update'],
+      ['company', 'update', 'x'],
+      ['key', 'create', '--bogus'],
+      ['migrate', '--bogus'],
+      ['calls', 'list', '--bogus'],
+      ['no-such-command'],
+    ]) {
+      const result = await runCli(args, env);
+      assert.equal(result.code, 2, `${args.join(' ')}: ${result.err}`);
+    }
+    assert.equal((await runCli(['company', '--help'], env)).code, 0);
+  });
+
   it('provisions with operator commands and seeds idempotently', async () => {
     const dataDir = await tempDir();
     const env = { DATA_DIR: dataDir };

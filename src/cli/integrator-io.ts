@@ -2,10 +2,17 @@
 import type { Command } from 'commander';
 import { CqsError, CqsTimeoutError } from '../../packages/client/src/index.ts';
 import { CqsNodeClient } from '../../packages/client/src/node.ts';
-import { CliError, printJson } from './output.ts';
+import { CliError, printJson, USAGE_EXIT } from './output.ts';
 
 /** Exit codes of the integrator commands (README "Client and examples"). */
-export const EXIT = { ok: 0, usage: 2, apiError: 5, rejected: 6, timeout: 7, serverError: 8 } as const;
+export const EXIT = {
+  ok: 0,
+  usage: USAGE_EXIT,
+  apiError: 5,
+  rejected: 6,
+  timeout: 7,
+  serverError: 8,
+} as const;
 
 /** Flags every integrator command takes. */
 export interface ConnectionFlags {
@@ -14,19 +21,12 @@ export interface ConnectionFlags {
   json?: boolean;
 }
 
-/** Adds --url, --api-key and --json, and makes usage errors exit with 2. */
+/** Adds --url, --api-key and --json. */
 export function connectionOptions(command: Command): Command {
   return command
     .option('--url <url>', 'base URL of the service (default: $CQS_URL)')
     .option('--api-key <key>', 'API key (default: $CQS_API_KEY)')
     .option('--json', 'print the result as JSON');
-}
-
-/** Makes commander's own usage errors (unknown option, missing argument) exit with 2, help with 0. */
-export function usageExitCodes(command: Command): Command {
-  return command.exitOverride((error) => {
-    process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
-  });
 }
 
 /** A client from the flags or CQS_URL / CQS_API_KEY. */

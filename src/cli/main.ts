@@ -1,7 +1,7 @@
 /** The `cqs` command line: serving, migrating, operator and integrator commands. */
 import { Command } from 'commander';
 import { useDrizzleResolve } from './drizzle-resolve.ts';
-import { CliError } from './output.ts';
+import { CliError, USAGE_EXIT } from './output.ts';
 import { useTypeboxBundle } from './typebox-bundle.ts';
 
 /** Commands that only talk to a running service: they load the client, not the server (small memory). */
@@ -29,7 +29,10 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 
 const program = new Command('cqs')
   .description('Call Quality Service: run the service and provision companies, users, products and keys.')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Commander's own usage errors (unknown option, missing argument) exit with 2, as the README says, help
+  // with 0; every command made after this inherits it (the operator commands exited with 1).
+  .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : USAGE_EXIT));
 if (serverSide) {
   const { registerServeCommands } = await import('./commands/serve.ts');
   const { registerOperatorCommands } = await import('./commands/operator.ts');

@@ -1,5 +1,8 @@
 /** CLI pieces that load nothing of the server: the one-line error with an exit code, and JSON output. */
 
+/** The exit code of bad arguments or configuration (README). */
+export const USAGE_EXIT = 2;
+
 /** An error the CLI reports as one line, with an exit code a script can rely on. */
 export class CliError extends Error {
   readonly exitCode: number;

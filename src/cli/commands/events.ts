@@ -1,19 +1,13 @@
 /** `cqs events tail` and `cqs webhooks …`: the event feed and webhook endpoints through @cqs/client. */
 import type { Command } from 'commander';
-import {
-  type ConnectionFlags,
-  clientFrom,
-  connectionOptions,
-  runIntegrator,
-  usageExitCodes,
-} from '../integrator-io.ts';
+import { type ConnectionFlags, clientFrom, connectionOptions, runIntegrator } from '../integrator-io.ts';
 import { printJson, tsvLine } from '../output.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** Adds `events tail` and `webhooks create|list|test|deliveries`. */
 export function registerEventCommands(program: Command): void {
-  const events = usageExitCodes(program.command('events').description('The event feed (uses the API)'));
+  const events = program.command('events').description('The event feed (uses the API)');
   connectionOptions(events.command('tail'))
     .description('Print events as they come, one JSON object a line, from the oldest kept (or --from) on')
     .option('--type <type>', 'only this event type; repeatable', collect)
@@ -40,9 +34,7 @@ export function registerEventCommands(program: Command): void {
       }),
     );
 
-  const webhooks = usageExitCodes(
-    program.command('webhooks').description('Webhook endpoints (uses the API)'),
-  );
+  const webhooks = program.command('webhooks').description('Webhook endpoints (uses the API)');
   connectionOptions(webhooks.command('create <url>'))
     .description('Create an endpoint; prints it with its secret (shown only now)')
     .option('--type <type>', 'only this event type; repeatable (default: every type)', collect)

@@ -10,7 +10,6 @@ import {
   EXIT,
   progressReporter,
   runIntegrator,
-  usageExitCodes,
 } from '../integrator-io.ts';
 import { CliError, printJson, tsvLine } from '../output.ts';
 import { collectTag } from '../tags.ts';
@@ -48,9 +47,7 @@ interface UploadFlags extends ConnectionFlags {
 
 /** Adds `calls upload`, `calls tag`, the read commands of `calls`, `handoff get`, `handoff wait` and `products`. */
 export function registerIntegratorCommands(program: Command): void {
-  const calls = usageExitCodes(
-    program.command('calls').description('Calls on a running service (uses the API)'),
-  );
+  const calls = program.command('calls').description('Calls on a running service (uses the API)');
   connectionOptions(calls.command('upload <file>'))
     .description('Create a call and upload its recording; waits until it is verified (ready or rejected)')
     .requiredOption('--agent <email>', 'email of the agent')
@@ -81,9 +78,7 @@ export function registerIntegratorCommands(program: Command): void {
 
   registerCallReadCommands(calls);
 
-  const handoff = usageExitCodes(
-    program.command('handoff').description('Call-handoff records (uses the API)'),
-  );
+  const handoff = program.command('handoff').description('Call-handoff records (uses the API)');
   connectionOptions(handoff.command('get <id>'))
     .description('Print a call-handoff record as it is now')
     .action((id: string, flags: ConnectionFlags) =>
@@ -112,7 +107,7 @@ export function registerIntegratorCommands(program: Command): void {
       }),
     );
 
-  connectionOptions(usageExitCodes(program.command('products')))
+  connectionOptions(program.command('products'))
     .description('List the products the key sees (uses the API)')
     .action((flags: ConnectionFlags) =>
       runIntegrator(flags, async () => {
