@@ -1,7 +1,7 @@
 /** `cqs calls list|get|download|delete` as a script runs them: a real child process against a listening server. */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -135,6 +135,29 @@ for (const backend of BACKENDS) {
       const code = await new Promise((resolve) => child.on('close', resolve));
       assert.equal(code, 0, err);
       assert.equal(err, '');
+    });
+
+    it('calls upload of a directory or an unreadable file is exit 2, and makes no call', async () => {
+      const count = async () => {
+        let n = 0;
+        for await (const _ of client.listCalls()) n++;
+        return n;
+      };
+      const before = await count();
+      const unreadable = join(dir, 'unreadable.wav');
+      await writeFile(unreadable, 'x');
+      await chmod(unreadable, 0);
+      // root reads any file whatever its mode: then only the directory is tried.
+      const targets = process.getuid?.() === 0 ? [dir] : [dir, unreadable];
+      for (const target of targets) {
+        const run = await cqs(
+          ['calls', 'upload', target, '--agent', c.agent.email, '--product', String(c.productId)],
+          env,
+        );
+        assert.equal(run.code, 2, `${target}: ${run.err}`);
+        assert.match(run.err, /cannot read/);
+      }
+      assert.equal(await count(), before, 'a call was made for a file that cannot be sent');
     });
 
     it('refuses a malformed filter before asking (exit 2), and an API refusal is exit 5', async () => {

@@ -10,8 +10,12 @@ const CHUNK = 256 * 1024;
 
 /** A re-openable upload source that streams a file from disk, one chunk per pull (never whole in memory). */
 export async function fileSource(path: string): Promise<UploadSource & { filename: string }> {
-  const { size } = await stat(path);
-  return { size, filename: basename(path), open: () => fileStream(path, size) };
+  const info = await stat(path);
+  // Known before any call is made for it: a directory, a device or a file this process cannot read made a
+  // call with a pending upload and then failed its PUT (retried as a network error).
+  if (!info.isFile()) throw new TypeError(`${path} is not a regular file`);
+  await (await open(path, 'r')).close();
+  return { size: info.size, filename: basename(path), open: () => fileStream(path, info.size) };
 }
 
 /**
