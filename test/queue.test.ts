@@ -200,6 +200,44 @@ for (const backend of BACKENDS) {
       assert.equal(await row(lost.id), undefined);
     });
 
+    it('renews the lease of a running job: a run longer than its lease is not claimed again', async () => {
+      const leased = createJobQueue(db(), { leaseSeconds: 1 });
+      await leased.enqueue(db(), { kind: 'long' });
+      let runs = 0;
+      let ending = false;
+      const waiting: (() => void)[] = [];
+      const worker = startWorker({
+        queue: leased,
+        handlers: {
+          long: async () => {
+            runs++;
+            if (!ending) await new Promise<void>((resolve) => waiting.push(resolve));
+          },
+        },
+        log: quiet,
+        pollIntervalMs: 50,
+        concurrency: 2,
+      });
+      try {
+        assert.ok(await until(() => runs === 1, 2000));
+        // Three leases long: another claimer (and the worker's own free slot) looks all along.
+        const stolen: Job[] = [];
+        const started = Date.now();
+        while (Date.now() - started < 3000) {
+          stolen.push(...(await leased.claim(1, { only: ['long'] })));
+          await sleep(100);
+        }
+        assert.deepEqual(stolen, []);
+        assert.equal(runs, 1);
+      } finally {
+        // Every run is let go, a second one too (the worker's own free slot took the job again before).
+        ending = true;
+        for (const resume of waiting.splice(0)) resume();
+        await worker.stop();
+      }
+      assert.equal((await db().select().from(jobs)).length, 0, 'completed by its one run');
+    });
+
     it('declares dead a job whose worker died on its last attempt', async () => {
       const leased = createJobQueue(db(), { leaseSeconds: 1 });
       await leased.enqueue(db(), { kind: 'test', maxAttempts: 1, dedupeKey: 'last' });

@@ -65,14 +65,35 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
-/** Runs one claimed job and records its outcome. Never throws. */
+/**
+ * Runs one claimed job and records its outcome. Never throws. While the handler runs, the job's lease is
+ * renewed every third of `leaseSeconds` (the queue's own by default): a run longer than its lease (a
+ * long recording's analysis, a transcription's engine, a retention sweep) was claimed again by another
+ * worker and ran twice at once.
+ */
 export async function runJob(
   queue: JobQueue,
   handlers: Record<string, JobHandler>,
   job: Job,
   log: WorkerLog,
+  leaseSeconds: number = queue.leaseSeconds,
 ): Promise<void> {
   const context = { jobId: job.id, kind: job.kind, attempt: job.attempts };
+  let running = true;
+  const renewal = setInterval(
+    () => {
+      queue.renew(job, leaseSeconds).then(
+        (held) => held || !running || log.warn(context, 'lost the lease of a running job'),
+        (error: unknown) =>
+          log.warn({ ...context, err: error }, 'could not renew the lease of a running job'),
+      );
+    },
+    Math.max(250, (leaseSeconds * 1000) / 3),
+  );
+  const finished = () => {
+    running = false;
+    clearInterval(renewal);
+  };
   try {
     const handler = handlers[job.kind];
     if (!handler) throw new PermanentJobError(`no handler for job kind ${job.kind}`);
@@ -82,8 +103,11 @@ export async function runJob(
       await handler.giveUp?.(job, error);
       throw error;
     }
-    if ((await handler(job)) !== JOB_COMPLETED && (await queue.complete(job))) queue.notify([job.kind]);
+    const result = await handler(job);
+    finished();
+    if (result !== JOB_COMPLETED && (await queue.complete(job))) queue.notify([job.kind]);
   } catch (error) {
+    finished();
     try {
       const outcome = await queue.fail(job, error, { permanent: error instanceof PermanentJobError });
       const level = outcome === 'dead' ? 'error' : 'warn';
@@ -158,10 +182,12 @@ export function startWorker(options: WorkerOptions): Worker {
           const claimed = await queue.claim(free, options.kinds, options.leaseSeconds);
           drained = claimed.length < free;
           for (const job of claimed) {
-            const running: Promise<void> = runJob(queue, handlers, job, log).finally(() => {
-              inFlight.delete(running);
-              if (!drained) poke();
-            });
+            const running: Promise<void> = runJob(queue, handlers, job, log, options.leaseSeconds).finally(
+              () => {
+                inFlight.delete(running);
+                if (!drained) poke();
+              },
+            );
             inFlight.add(running);
           }
         } catch (error) {

@@ -74,6 +74,13 @@ export interface JobQueue {
    * queued again instead (its key was enqueued with rerunIfRunning while it ran): notify() its kind.
    */
   complete(job: Job): Promise<boolean>;
+  /** Seconds a claim lasts when the claimer does not say. */
+  readonly leaseSeconds: number;
+  /**
+   * Extends the lease of a job still claimed by this claim (by `leaseSeconds`, the queue's own by default);
+   * false when the claim was lost (its lease ran out and another worker took the job).
+   */
+  renew(job: Job, leaseSeconds?: number): Promise<boolean>;
   /** Records a failure: retried later with backoff, or dead after the last attempt or when permanent. */
   fail(job: Job, error: unknown, options?: { permanent?: boolean }): Promise<FailOutcome>;
   /**
@@ -92,6 +99,9 @@ export interface QueueOptions {
   /** Seconds to wait before attempt `attempt + 1`. */
   backoffSeconds?: (attempt: number) => number;
 }
+
+/** Seconds a claim lasts unless the queue or the worker says otherwise (renewed while the job runs). */
+const DEFAULT_LEASE_SECONDS = 300;
 
 /** 2 s, 4 s, 8 s, … capped at 5 minutes. */
 export function defaultBackoffSeconds(attempt: number): number {
@@ -162,12 +172,13 @@ const COMPLETE = prepared(
 
 /** Makes the queue over `db`. */
 export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
-  const leaseSeconds = options.leaseSeconds ?? 300;
+  const leaseSeconds = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
   const backoff = options.backoffSeconds ?? defaultBackoffSeconds;
   const listeners = new Set<{ wake: () => void; kinds: KindFilter }>();
   const mine = (job: Job) => and(eq(jobs.id, job.id), eq(jobs.attempts, job.attempts));
 
   return {
+    leaseSeconds,
     async enqueue(tx, job) {
       const insert = tx.insert(jobs).values({
         kind: job.kind,
@@ -212,6 +223,15 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
 
     async complete(job) {
       return (await runPrepared(db, COMPLETE, [job.id, job.attempts])).length > 0;
+    },
+
+    async renew(job, lease = leaseSeconds) {
+      const rows = await db
+        .update(jobs)
+        .set({ lockedUntil: secondsFromNow(lease) })
+        .where(and(mine(job), sql`${jobs.lockedUntil} is not null`))
+        .returning({ id: jobs.id });
+      return rows.length > 0;
     },
 
     async fail(job, error, failOptions = {}) {
