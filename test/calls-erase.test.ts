@@ -179,6 +179,23 @@ for (const backend of BACKENDS) {
       assert.equal(later?.n, 1);
     });
 
+    it('deletes them again UPLOAD_EXPIRY_GRACE after the last URL expires, when a late PUT could still land', async () => {
+      const { c, keys } = await company();
+      const call = await makeCall(h, c, keys, { conversationId: 'erase-grace', filename: 'call.wav' });
+      const [upload] = await h.services.database.db
+        .select({ expiresAt: uploads.expiresAt })
+        .from(uploads)
+        .where(eq(uploads.companyId, c.id));
+      assert.equal((await del(call.id, keys.admin)).statusCode, 204);
+      const [later] = await h.services.database.db
+        .select({ runAt: jobs.runAt })
+        .from(jobs)
+        .where(and(eq(jobs.companyId, c.id), eq(jobs.kind, ERASE_OBJECTS_JOB), sql`${jobs.runAt} > now()`));
+      const grace = ((later?.runAt.getTime() ?? 0) - (upload?.expiresAt.getTime() ?? 0)) / 1000;
+      // The default UPLOAD_EXPIRY_GRACE, 600 s (a pass 300 s after it, before: a slow PUT outlived it).
+      assert.ok(Math.abs(grace - h.services.config.uploads.expiryGraceSeconds) < 5, `${grace} s`);
+    });
+
     /** A call with two stored recordings; their object keys. */
     async function twoRecordings(c: TestCompany, keys: ReadKeys, name: string) {
       const objectKeys: string[] = [];

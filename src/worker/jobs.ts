@@ -113,7 +113,14 @@ export function jobHandlers(
     async [VERIFY_UPLOAD_JOB](job) {
       const { companyId, uploadId } = uploadOf(job);
       await verifyUpload(
-        { db: database.db, storage, prober, queue, transcribe: engine !== undefined },
+        {
+          db: database.db,
+          storage,
+          prober,
+          queue,
+          transcribe: engine !== undefined,
+          lateUploadGraceSeconds: config.uploads.expiryGraceSeconds,
+        },
         companyId,
         uploadId,
       );
@@ -158,7 +165,13 @@ export function jobHandlers(
       await deleteObjects(storage, keys);
     },
     async [RETENTION_SWEEP_JOB]() {
-      await sweepRetention({ db: database.db, storage, queue, handoffCache: services.handoffCache });
+      await sweepRetention({
+        db: database.db,
+        storage,
+        queue,
+        handoffCache: services.handoffCache,
+        lateUploadGraceSeconds: config.uploads.expiryGraceSeconds,
+      });
     },
     async [SWEEP_UPLOADS_JOB]() {
       await sweepUploads(

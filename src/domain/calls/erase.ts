@@ -20,14 +20,17 @@ import { findVisibleCall } from './visibility.ts';
 
 /** The job that deletes an erased call's objects; payload `{objectKeys: string[]}`. */
 export const ERASE_OBJECTS_JOB = 'call.erase-objects';
-/** Seconds after the last signed upload URL of an erased call expires before its objects are deleted again. */
-const LATE_UPLOAD_GRACE_SECONDS = 300;
 
 /** What erasure needs. */
 export interface ErasureDeps {
   db: Db;
   queue: JobQueue;
   storage: Storage;
+  /**
+   * Seconds after a signed upload URL expires during which a PUT begun before it may still arrive
+   * (UPLOAD_EXPIRY_GRACE): the objects are deleted again that long after the call's last URL expires.
+   */
+  lateUploadGraceSeconds: number;
   /**
    * This process's cache of final handoff records: erased ones are forgotten at once here (other
    * processes forget them when they hear the deletion's notification).
@@ -83,7 +86,7 @@ export async function eraseCallById(
       // A signed upload URL still valid could bring an object after the erasure (S3 cannot be told to
       // refuse it): a second pass deletes the keys again once every URL has expired.
       const delay = rows.lastUploadUrlExpiry
-        ? Math.ceil((rows.lastUploadUrlExpiry.getTime() - Date.now()) / 1000) + LATE_UPLOAD_GRACE_SECONDS
+        ? Math.ceil((rows.lastUploadUrlExpiry.getTime() - Date.now()) / 1000) + deps.lateUploadGraceSeconds
         : 0;
       if (delay > 0) {
         await deps.queue.enqueue(tx, {

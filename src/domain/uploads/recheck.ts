@@ -14,18 +14,19 @@ import { enqueueVerification } from './uploads.ts';
 /** The job that looks again at a verified upload; payload `{uploadId}`. */
 export const RECHECK_UPLOAD_JOB = 'upload.recheck';
 
-/** Seconds after the upload URL expires before the look: a PUT begun just before may still be arriving. */
-const RECHECK_GRACE_SECONDS = 300;
-
-/** Queues the look at an upload verified while its URL (expiring at `urlExpiresAt`) can still take a PUT. */
+/**
+ * Queues the look at an upload verified while its URL (expiring at `urlExpiresAt`) can still take a PUT,
+ * `graceSeconds` (UPLOAD_EXPIRY_GRACE) after the URL expires: a PUT begun just before may still be arriving.
+ */
 export async function queueRecheck(
   db: Db,
   queue: JobQueue,
   companyId: string,
   uploadId: number,
   urlExpiresAt: Date,
+  graceSeconds: number,
 ): Promise<void> {
-  const delay = Math.ceil((urlExpiresAt.getTime() - Date.now()) / 1000) + RECHECK_GRACE_SECONDS;
+  const delay = Math.ceil((urlExpiresAt.getTime() - Date.now()) / 1000) + graceSeconds;
   if (delay <= 0) return;
   await queue.enqueue(db, {
     kind: RECHECK_UPLOAD_JOB,

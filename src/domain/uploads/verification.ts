@@ -30,6 +30,8 @@ export interface VerificationDeps {
   queue: JobQueue;
   /** Whether an engine is configured: a ready recording of a call without a client transcript is then transcribed. */
   transcribe?: boolean;
+  /** UPLOAD_EXPIRY_GRACE: how long after its URL expires a PUT begun before may still arrive. */
+  lateUploadGraceSeconds: number;
 }
 
 /** A verdict on bytes, before it is known which object's bytes they were (judgeProbe's). */
@@ -159,7 +161,14 @@ export async function verifyUpload(
       // Bytes whose storage takes PUTs unseen (S3, where an ETag is known) are looked at again once no URL
       // can bring others.
       if (verdict.objectEtag !== null) {
-        await queueRecheck(tx, deps.queue, companyId, uploadId, upload.expiresAt);
+        await queueRecheck(
+          tx,
+          deps.queue,
+          companyId,
+          uploadId,
+          upload.expiresAt,
+          deps.lateUploadGraceSeconds,
+        );
       }
       if (verdict.status === 'ready') {
         await queueRecordingAnalysis(tx, deps.queue, companyId, upload.conversationUuid, uploadId);

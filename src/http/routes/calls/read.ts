@@ -34,6 +34,7 @@ export const callReadRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     queue: services.queue,
     storage: services.storage,
     handoffCache: services.handoffCache,
+    lateUploadGraceSeconds: services.config.uploads.expiryGraceSeconds,
   };
 
   app.get(
