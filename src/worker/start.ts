@@ -3,6 +3,7 @@
  * the webhooks' own worker (its own slots, so that slow receivers never hold up uploads) and fan-out loop.
  */
 import { createMediaInfoProber } from '../adapters/probe/mediainfo.ts';
+import { removeOrphanedWorkDirs } from '../adapters/work-dir.ts';
 import { deliveryJobLeaseSeconds, WEBHOOK_DELIVER_JOB } from '../domain/webhooks/delivery.ts';
 import type { Services } from '../services.ts';
 import { jobHandlers, periodicTasks } from './jobs.ts';
@@ -14,6 +15,11 @@ const CLAIM_INTERVAL_MS = 20;
 
 /** Starts the workers; stop() waits for the jobs in flight and releases the prober. */
 export function startServiceWorker(services: Services, log: WorkerLog): Worker {
+  // What jobs of processes killed meanwhile left in the temporary folder.
+  removeOrphanedWorkDirs().then(
+    (removed) => removed > 0 && log.info({ removed }, 'removed the temporary files of stopped processes'),
+    (error: unknown) => log.warn({ err: error }, 'could not remove the temporary files of stopped processes'),
+  );
   const prober = createMediaInfoProber();
   const handlers = jobHandlers(services, prober, log);
   const webhookKinds = [WEBHOOK_DELIVER_JOB];

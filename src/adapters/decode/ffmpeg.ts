@@ -8,13 +8,13 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ObjectReader } from '../storage/storage.ts';
+import { makeWorkDir } from '../work-dir.ts';
 
 /** The ffmpeg in use, as /readyz reports it. */
 export interface Decoder {
@@ -126,7 +126,7 @@ export async function* decodePcm(
   let spool: string | undefined;
   let input = 'pipe:0';
   if (options.container && NEEDS_SEEK.has(options.container)) {
-    spool = await mkdtemp(join(tmpdir(), 'cqs-decode-'));
+    spool = await makeWorkDir('decode');
     input = join(spool, 'input');
     try {
       await copyObject(reader, createWriteStream(input)); // flushed and closed before ffmpeg opens it

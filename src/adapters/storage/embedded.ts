@@ -15,6 +15,7 @@ import {
 import { open, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MIN_SIGNING_SECRET_LENGTH } from '../../config/config.ts';
+import { isAlive } from '../processes.ts';
 import { createSignedUrlReceiver } from './embedded-receiver.ts';
 import { signedGetUrl, signedPutUrl } from './embedded-signer.ts';
 import { TEMP_FILE_HOST } from './embedded-writer.ts';
@@ -40,16 +41,6 @@ export interface EmbeddedStorage extends Storage {
 
 /** Temporary files of another host (a shared DATA_DIR), or of no known owner, are removed after this. */
 const STALE_TEMP_MS = 24 * 3600 * 1000;
-
-/** True when a process with this id runs on this host. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * True when no live upload can own this temporary file: it is named `<host>.<pid>.<uuid>.part`, and on

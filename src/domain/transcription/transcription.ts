@@ -5,8 +5,7 @@
  * segments become the call's transcript, in one conditional write that never overwrites a client's.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Db } from '../../adapters/db/database.ts';
 import { latestReadyUploadId } from '../../adapters/db/repositories/analyses.ts';
@@ -25,6 +24,7 @@ import type { JobQueue } from '../../adapters/queue/queue.ts';
 import type { Storage } from '../../adapters/storage/storage.ts';
 import { WavWriter } from '../../adapters/transcribe/wav.ts';
 import { createDetector, FRAME_MS, SpeechTracker } from '../../adapters/vad/detector.ts';
+import { makeWorkDir } from '../../adapters/work-dir.ts';
 import type { Principal } from '../access/principal.ts';
 import { channelRoles, SERVICE_DETECTOR } from '../analysis/analysis.ts';
 import type { SpeechRole } from '../analysis/figures.ts';
@@ -185,7 +185,7 @@ async function transcribeUpload(
   const roles: SpeechRole[] = byChannel ? channelRoles(conversation?.channelMap ?? null) : ['unknown'];
   const reader = await deps.storage.open(upload.objectKey);
   if (!reader) return { failed: 'the recording is missing from storage' };
-  const dir = await mkdtemp(join(tmpdir(), 'cqs-transcribe-'));
+  const dir = await makeWorkDir('transcribe');
   try {
     const audio = await decodeChannels(deps.decoder, reader, probe.container, byChannel ? 2 : 1, dir);
     const perChannel = await Promise.all(
