@@ -13,12 +13,17 @@
 import { UnauthenticatedError } from '../domain/errors.ts';
 import type { AuthFailureLimiter, Standing } from './auth-failures.ts';
 
+/** What an address that used up its failures is told, with the seconds it must wait. */
+export function tooManyFailures(wait: number): string {
+  return `too many failed authentications from this address; retry in ${wait} s`;
+}
+
 /** Thrown instead of a look-up when the address used up its failures while it waited. */
 export class FailuresExhausted extends Error {
   /** Seconds the address must wait. */
   readonly wait: number;
   constructor(wait: number) {
-    super(`too many failed authentications from this address; retry in ${wait} s`);
+    super(tooManyFailures(wait));
     this.wait = wait;
   }
 }

@@ -10,7 +10,7 @@ import type { Principal } from '../domain/access/principal.ts';
 import { BadRequestError, UnauthenticatedError } from '../domain/errors.ts';
 import type { Services } from '../services.ts';
 import { authFailureLimiter, memoryFailureStore, redisFailureStore, type Standing } from './auth-failures.ts';
-import { FailuresExhausted, lookupGate } from './auth-lookups.ts';
+import { FailuresExhausted, lookupGate, tooManyFailures } from './auth-lookups.ts';
 import { API_KEY_QUERY_SUNSET, setDeprecationHeaders } from './deprecation.ts';
 
 declare module 'fastify' {
@@ -63,7 +63,7 @@ export function installAuth(app: FastifyInstance, services: Services): void {
       reply
         .code(429)
         .header('retry-after', String(wait))
-        .send({ error: `too many failed authentications from this address; retry in ${wait} s` });
+        .send({ error: tooManyFailures(wait) });
     };
     // A failure found before any look-up (no key, a malformed one) is counted here; a look-up's, by the gate.
     const fail = (error: Error) => {
