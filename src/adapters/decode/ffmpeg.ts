@@ -144,6 +144,10 @@ export async function* decodePcm(
       '-hide_banner',
       '-loglevel',
       'error',
+      // The input is the recording and nothing else: no protocol beyond its own, and a spooled copy read only
+      // as what the probe found (the mov family). Guessing the format of a spooled file, ffmpeg took a
+      // playlist for HLS and read the files it named, a recording of another company's among them.
+      ...(spool ? ['-protocol_whitelist', 'file', '-f', 'mov'] : ['-protocol_whitelist', 'pipe']),
       '-i',
       input,
       '-vn',
