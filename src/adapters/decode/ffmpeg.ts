@@ -150,6 +150,10 @@ export async function* decodePcm(
       ...(spool ? ['-protocol_whitelist', 'file', '-f', 'mov'] : ['-protocol_whitelist', 'pipe']),
       '-i',
       input,
+      // The first audio stream, the one the probe described (channels, rate): by default ffmpeg takes the
+      // stream with the most channels, which may be another.
+      '-map',
+      '0:a:0',
       '-vn',
       '-sn',
       '-dn',
