@@ -157,6 +157,31 @@ for (const backend of BACKENDS) {
       );
     });
 
+    it('keeps events EVENT_RETENTION_DAYS of 86,400 s, whatever the time zone of the session', async () => {
+      const c = await h.company();
+      await createCall(c, 'zone-kept');
+      const db = h.services.database.db;
+      // Half an hour younger than 30 days.
+      await db
+        .update(events)
+        .set({ createdAt: sql`now() - make_interval(secs => ${30 * 86_400 - 1800})` })
+        .where(eq(events.companyId, c.id));
+      // A zone whose summer time began ten days ago (a POSIX rule by day of the year, February 29 not
+      // counted): 30 calendar days before now are 29 days and 23 hours, and the event went an hour early.
+      const dayOfYear = (daysFromNow: number) => {
+        const d = new Date(Date.now() + daysFromNow * 86_400_000);
+        const before = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334][d.getUTCMonth()] ?? 0;
+        return before + d.getUTCDate();
+      };
+      const zone = `AAA0BBB,J${dayOfYear(-10)}/0,J${dayOfYear(100)}/0`;
+      await db.transaction(async (tx) => {
+        await tx.execute(sql.raw(`set local timezone = '${zone}'`));
+        await purgeOldEvents(tx, 30, 100_000);
+      });
+      const left = await db.select({ id: events.id }).from(events).where(eq(events.companyId, c.id));
+      assert.equal(left.length, 1);
+    });
+
     it('answers 410, not a page that skipped them, when a purge commits while the page is read', async () => {
       const { c, early } = await pastRetention('racing-old');
       const db = h.services.database.db;
