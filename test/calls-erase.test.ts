@@ -41,6 +41,17 @@ for (const backend of BACKENDS) {
     }
     const del = (id: string, key: string) => h.request({ method: 'DELETE', url: `/api/v1/calls/${id}`, key });
 
+    /** PUTs the stereo WAV to an upload URL of the embedded storage. */
+    async function storeRecording(uploadUrl: string | undefined) {
+      const put = await h.app.inject({
+        method: 'PUT',
+        url: pathOf(uploadUrl ?? ''),
+        headers: { 'content-type': 'audio/wav' },
+        payload: await readFile(media.path('stereo.wav')),
+      });
+      assert.equal(put.statusCode, 200);
+    }
+
     /** A call with everything: transcript, tags, metadata, a stored recording, a pending upload, handoff records (one final). */
     async function fullCall(c: TestCompany, keys: ReadKeys, name: string, startTime?: number) {
       const first = await makeCall(h, c, keys, {
@@ -50,13 +61,7 @@ for (const backend of BACKENDS) {
         tags: [{ key: 'account', type: 'string', value: 'A-1' }],
         filename: 'call.wav',
       });
-      const put = await h.app.inject({
-        method: 'PUT',
-        url: pathOf(first.upload?.upload_url ?? ''),
-        headers: { 'content-type': 'audio/wav' },
-        payload: await readFile(media.path('stereo.wav')),
-      });
-      assert.equal(put.statusCode, 200);
+      await storeRecording(first.upload?.upload_url);
       await makeCall(h, c, keys, { conversationId: name, filename: 'later.wav' });
       const start = await h.request({
         method: 'POST',
@@ -161,13 +166,7 @@ for (const backend of BACKENDS) {
     it('deletes the objects again once every upload URL has expired, whatever the uploads became', async () => {
       const { c, keys } = await company();
       const call = await makeCall(h, c, keys, { conversationId: 'erase-ready', filename: 'call.wav' });
-      const put = await h.app.inject({
-        method: 'PUT',
-        url: pathOf(call.upload?.upload_url ?? ''),
-        headers: { 'content-type': 'audio/wav' },
-        payload: await readFile(media.path('stereo.wav')),
-      });
-      assert.equal(put.statusCode, 200);
+      await storeRecording(call.upload?.upload_url);
       await h.runJobs();
       assert.equal((await del(call.id, keys.admin)).statusCode, 204);
       await h.runJobs();
@@ -203,13 +202,7 @@ for (const backend of BACKENDS) {
       for (const filename of ['a.wav', 'b.wav']) {
         const call = await makeCall(h, c, keys, { conversationId: name, filename });
         id = call.id;
-        const put = await h.app.inject({
-          method: 'PUT',
-          url: pathOf(call.upload?.upload_url ?? ''),
-          headers: { 'content-type': 'audio/wav' },
-          payload: await readFile(media.path('stereo.wav')),
-        });
-        assert.equal(put.statusCode, 200);
+        await storeRecording(call.upload?.upload_url);
       }
       const rows = await h.services.database.db
         .select({ key: uploads.objectKey })

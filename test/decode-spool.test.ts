@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { it } from 'node:test';
 import { decodePcm, findDecoder } from '../src/adapters/decode/ffmpeg.ts';
 import type { ObjectReader } from '../src/adapters/storage/storage.ts';
+import { bytesReader } from './helpers/bytes-reader.ts';
 import { writeStereoWav } from './helpers/wav.ts';
 
 it('removes its copy of the recording when reading the object fails midway', async () => {
@@ -57,13 +58,7 @@ it('reads a spooled recording as the mov family only, never as a playlist of oth
     const playlist = Buffer.from(
       `#EXTM3U\n#EXT-X-TARGETDURATION:30\n#EXTINF:30,\nfile://${other}\n#EXT-X-ENDLIST\n`,
     );
-    const reader = {
-      size: playlist.length,
-      async read(offset: number, length: number) {
-        return new Uint8Array(playlist.subarray(offset, offset + length));
-      },
-      async close() {},
-    } as unknown as ObjectReader;
+    const reader = bytesReader(playlist);
     let samples = 0;
     const decoding = (async () => {
       for await (const frame of decodePcm(decoder, reader, {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { decodePcm, findDecoder } from '../src/adapters/decode/ffmpeg.ts';
-import type { ObjectReader } from '../src/adapters/storage/storage.ts';
+import { bytesReader } from './helpers/bytes-reader.ts';
 
 it('decodes the first audio stream, not the one with the most channels', async () => {
   const decoder = findDecoder(undefined);
@@ -25,13 +25,7 @@ it('decodes the first audio stream, not the one with the most channels', async (
       ...['-t', '3', '-c:a', 'pcm_s16le', path],
     ]);
     const bytes = await readFile(path);
-    const reader = {
-      size: bytes.length,
-      async read(offset: number, length: number) {
-        return new Uint8Array(bytes.subarray(offset, offset + length));
-      },
-      async close() {},
-    } as unknown as ObjectReader;
+    const reader = bytesReader(bytes);
     let samples = 0;
     let loudest = 0;
     for await (const frame of decodePcm(decoder, reader, {

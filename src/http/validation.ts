@@ -7,11 +7,11 @@ import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastif
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
+import { UUID } from '../domain/uuid.ts';
 
 registerAjvFormats();
 // ajv-formats' uuid takes a `urn:uuid:` prefix too, which PostgreSQL's uuid type does not: such an id passed
 // validation and ended in a 500. A uuid is the 36 characters PostgreSQL reads, and nothing else.
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 Format.Set('uuid', (value) => UUID.test(value));
 
 /**

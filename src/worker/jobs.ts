@@ -57,19 +57,15 @@ export function jobHandlers(
   const { database, storage, queue, config } = services;
   const engine = transcriberOf(config.transcriber);
 
-  /** What becomes of an analysis job given its run's result: as the worker records any job's outcome. */
-  async function settleAnalysis(job: Job, run: () => Promise<RunResult>) {
-    try {
-      const result = await run();
-      // The failure is recorded on the call; the job is kept dead with the reason, never retried.
-      if (result.status === 'failed') throw new PermanentJobError(result.reason);
-      if (result.jobCompleted) return JOB_COMPLETED;
-    } catch (error) {
-      if (!(error instanceof PermanentJobError) && job.attempts >= job.maxAttempts) {
-        await giveUpRun(job, error);
-      }
-      throw error;
-    }
+  /**
+   * What becomes of an analysis job given its run's result: as the worker records any job's outcome (after
+   * a last attempt that threw, the worker gives the run up: `giveUp`).
+   */
+  async function settleAnalysis(run: () => Promise<RunResult>) {
+    const result = await run();
+    // The failure is recorded on the call; the job is kept dead with the reason, never retried.
+    if (result.status === 'failed') throw new PermanentJobError(result.reason);
+    if (result.jobCompleted) return JOB_COMPLETED;
   }
 
   /**
@@ -90,11 +86,11 @@ export function jobHandlers(
     };
     await Promise.all(
       others.map((other) => {
-        const handler = Object.assign(() => settleAnalysis(other, resultOf(other)), { giveUp: giveUpRun });
+        const handler = Object.assign(() => settleAnalysis(resultOf(other)), { giveUp: giveUpRun });
         return runJob(queue, { [other.kind]: handler }, other, log);
       }),
     );
-    return settleAnalysis(job, resultOf(job));
+    return settleAnalysis(resultOf(job));
   }
 
   /** An analysis run whose job died: failed, with the reason. */
@@ -134,21 +130,14 @@ export function jobHandlers(
       const companyId = job.companyId;
       if (isTranscriptRun(job.payload)) return analyzeTranscripts(job);
       const deps = { db: database.db, storage, decoder: findDecoder(config.ffmpegPath) };
-      return settleAnalysis(job, () => runAnalysis(deps, companyId, job.payload, job));
+      return settleAnalysis(() => runAnalysis(deps, companyId, job.payload, job));
     },
     async [TRANSCRIBE_CALL_JOB](job) {
       if (!job.companyId) throw new PermanentJobError('transcription job without a company');
       const deps = { db: database.db, storage, decoder: findDecoder(config.ffmpegPath), engine };
-      try {
-        const result = await runTranscription(deps, job.companyId, job.payload);
-        // The failure is recorded on the call; only transient errors (thrown) are retried.
-        if (result.status === 'failed') throw new PermanentJobError(result.reason);
-      } catch (error) {
-        if (!(error instanceof PermanentJobError) && job.attempts >= job.maxAttempts) {
-          await giveUpTranscriptionRun(job, error);
-        }
-        throw error;
-      }
+      const result = await runTranscription(deps, job.companyId, job.payload);
+      // The failure is recorded on the call; only transient errors (thrown) are retried.
+      if (result.status === 'failed') throw new PermanentJobError(result.reason);
     },
     async [WEBHOOK_DELIVER_JOB](job) {
       const endpointId = job.payload.endpointId;

@@ -14,11 +14,13 @@ export const JOB_COMPLETED = 'completed';
 
 /**
  * Runs one kind of job. Throwing retries the job later; a PermanentJobError does not. `giveUp` records
- * what the job was for as failed when the job dies without running (its last attempt's worker stopped).
+ * what the job was for as failed once the job will not run again: its last attempt threw (anything but a
+ * PermanentJobError, whose failure the handler recorded), or it died without a run (its last attempt's
+ * worker stopped).
  */
 // biome-ignore lint/suspicious/noConfusingVoidType: handlers that complete nothing themselves return nothing.
 export type JobHandler = ((job: Job) => Promise<void | typeof JOB_COMPLETED>) & {
-  giveUp?: (job: Job, error: Error) => Promise<void>;
+  giveUp?: (job: Job, error: unknown) => Promise<void>;
 };
 
 /** A failure that retrying cannot fix. */
@@ -94,20 +96,24 @@ export async function runJob(
     running = false;
     clearInterval(renewal);
   };
+  const handler = handlers[job.kind];
+  // Not run again (it may be what stopped its worker), but what it was for must not stay pending.
+  const diedWithoutRun = job.attempts > job.maxAttempts;
   try {
-    const handler = handlers[job.kind];
     if (!handler) throw new PermanentJobError(`no handler for job kind ${job.kind}`);
-    if (job.attempts > job.maxAttempts) {
-      // Not run again (it may be what stopped its worker), but what it was for must not stay pending.
-      const error = new PermanentJobError('the worker of its last attempt stopped before finishing it');
-      await handler.giveUp?.(job, error);
-      throw error;
-    }
+    if (diedWithoutRun)
+      throw new PermanentJobError('the worker of its last attempt stopped before finishing it');
     const result = await handler(job);
     finished();
     if (result !== JOB_COMPLETED && (await queue.complete(job))) queue.notify([job.kind]);
   } catch (error) {
     finished();
+    const lastAttempt = !(error instanceof PermanentJobError) && job.attempts >= job.maxAttempts;
+    if (handler?.giveUp && (diedWithoutRun || lastAttempt)) {
+      await handler.giveUp(job, error).catch((giveUpError: unknown) => {
+        log.error({ ...context, err: giveUpError }, 'could not record that a job gave up');
+      });
+    }
     try {
       const outcome = await queue.fail(job, error, { permanent: error instanceof PermanentJobError });
       const level = outcome === 'dead' ? 'error' : 'warn';

@@ -18,6 +18,7 @@ import {
 import { applySeed, parseSeedFile } from '../../domain/access/seed.ts';
 import { updateRetention } from '../../domain/calls/retention.ts';
 import { NotFoundError } from '../../domain/errors.ts';
+import { UUID } from '../../domain/uuid.ts';
 import { CliError, printJson, withServices } from '../io.ts';
 import { formatTable } from '../output.ts';
 
@@ -25,7 +26,6 @@ const role = (value: string) => {
   if (value !== 'admin' && value !== 'agent') throw new CliError('--role must be admin or agent', 2);
   return value;
 };
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LISTED_BY: Record<string, string> = {
   company: 'cqs company list',
   user: 'cqs user list --company ID',

@@ -25,7 +25,7 @@ import type { DetectorKind } from '../../adapters/vad/detector.ts';
 import type { SegmentInput } from '../calls/transcript.ts';
 import type { EventData, EventType } from '../events/types.ts';
 import { type JsonText, jsonObjectText, jsonText } from '../json-text.ts';
-import { type MediaFindings, unlistenableAudio } from '../uploads/uploads.ts';
+import { listenableAudio, type MediaFindings } from '../uploads/uploads.ts';
 import { type AnalysisFigures, computeFigures, type SpeechRole, type Track } from './figures.ts';
 import { findSpeech } from './recording.ts';
 
@@ -134,10 +134,9 @@ async function analyzeRecording(
   const upload = await findUploadWithConversation(deps.db, companyId, uploadId);
   if (upload?.status !== 'ready') return failed('the recording is no longer ready');
   if (!deps.decoder) return failed('no audio decoder is available on the server (ffmpeg)');
-  const probe = upload.probe as MediaFindings | null;
-  const problem = unlistenableAudio(probe);
-  if (problem || !probe) return failed(problem ?? 'the recording has no audio stream');
-  const sourceChannels = probe.audio_channels ?? 0;
+  const recording = listenableAudio(upload.probe as MediaFindings | null);
+  if ('problem' in recording) return failed(recording.problem);
+  const { probe, channels: sourceChannels } = recording;
   // Channels are parties only when the call says so; otherwise the audio is one mix (decision 28: mono).
   const byChannel = upload.speakerSeparation === 'channels' && sourceChannels >= 2;
   const reader = await deps.storage.open(upload.objectKey);

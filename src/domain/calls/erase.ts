@@ -16,6 +16,7 @@ import type { Principal } from '../access/principal.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import { callRefs, recordEvent } from '../events/record.ts';
 import type { FinalRecordCache } from '../handoffs/final-cache.ts';
+import { secondsUntilLatePutsEnd } from '../uploads/uploads.ts';
 import { findVisibleCall } from './visibility.ts';
 
 /** The job that deletes an erased call's objects; payload `{objectKeys: string[]}`. */
@@ -77,26 +78,21 @@ export async function eraseCallById(
     const rows = await deleteCallRows(tx, companyId, callId);
     if (!rows || !ref) return undefined;
     if (rows.objectKeys.length > 0) {
-      await deps.queue.enqueue(tx, {
-        kind: ERASE_OBJECTS_JOB,
-        companyId,
-        payload: { objectKeys: rows.objectKeys },
-        maxAttempts: ERASE_OBJECTS_MAX_ATTEMPTS,
-      });
-      // A signed upload URL still valid could bring an object after the erasure (S3 cannot be told to
-      // refuse it): a second pass deletes the keys again once every URL has expired.
-      const delay = rows.lastUploadUrlExpiry
-        ? Math.ceil((rows.lastUploadUrlExpiry.getTime() - Date.now()) / 1000) + deps.lateUploadGraceSeconds
-        : 0;
-      if (delay > 0) {
-        await deps.queue.enqueue(tx, {
+      const queueDeletion = (delaySeconds?: number) =>
+        deps.queue.enqueue(tx, {
           kind: ERASE_OBJECTS_JOB,
           companyId,
           payload: { objectKeys: rows.objectKeys },
-          delaySeconds: delay,
           maxAttempts: ERASE_OBJECTS_MAX_ATTEMPTS,
+          ...(delaySeconds ? { delaySeconds } : {}),
         });
-      }
+      await queueDeletion();
+      // A signed upload URL still valid could bring an object after the erasure (S3 cannot be told to
+      // refuse it): a second pass deletes the keys again once no late PUT to the call's URLs can land.
+      const delay = rows.lastUploadUrlExpiry
+        ? secondsUntilLatePutsEnd(rows.lastUploadUrlExpiry, deps.lateUploadGraceSeconds)
+        : 0;
+      if (delay > 0) await queueDeletion(delay);
     }
     await recordEvent(tx, companyId, 'call.deleted', { ...ref });
     return rows;

@@ -4,12 +4,12 @@
  */
 import type { CallFilter, CallKey } from '../../adapters/db/repositories/call-reads.ts';
 import { ValidationError } from '../errors.ts';
+import { CANONICAL_UUID } from '../uuid.ts';
 
 /** Most `tag` filters in one request. */
 export const MAX_TAG_FILTERS = 20;
 /** Longest tag key (decision 5). */
 const MAX_TAG_KEY = 128;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The cursor of the page after the call `key`: base64url of its sort key, opaque to clients. */
 export function encodeCursor(key: CallKey): string {
@@ -32,7 +32,7 @@ export function decodeCursor(cursor: string): CallKey {
     typeof parsed[0] !== 'number' ||
     !Number.isFinite(parsed[0]) ||
     typeof parsed[1] !== 'string' ||
-    !UUID.test(parsed[1])
+    !CANONICAL_UUID.test(parsed[1])
   ) {
     throw invalid();
   }

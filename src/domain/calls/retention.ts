@@ -5,6 +5,7 @@
 import { type Company, setRetentionDays } from '../../adapters/db/repositories/companies.ts';
 import { callsStartedBefore, companiesWithRetention } from '../../adapters/db/repositories/erasure.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
+import { UUID } from '../uuid.ts';
 import { deleteObjects, type ErasureDeps, eraseCallById } from './erase.ts';
 
 /** The job kind (and dedupe key) of the retention sweep. */
@@ -15,8 +16,6 @@ export const RETENTION_SWEEP_EVERY_MS = 24 * 60 * 60 * 1000;
 const BATCH = 100;
 /** The longest retention accepted: 100 years. */
 export const MAX_RETENTION_DAYS = 36_500;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Sets or clears (null) the company's retention period; returns the company. */
 export async function updateRetention(

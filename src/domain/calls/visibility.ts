@@ -7,8 +7,7 @@ import type { Db } from '../../adapters/db/database.ts';
 import { type CallRow, findCall } from '../../adapters/db/repositories/call-reads.ts';
 import type { Principal } from '../access/principal.ts';
 import { NotFoundError } from '../errors.ts';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { UUID } from '../uuid.ts';
 
 /** The agent user whose calls alone the principal sees, or undefined when it sees the whole company's. */
 export function visibleAgentOf(principal: Principal): string | undefined {

@@ -31,7 +31,7 @@ import type { SpeechRole } from '../analysis/figures.ts';
 import { findVisibleCall } from '../calls/visibility.ts';
 import { ConflictError } from '../errors.ts';
 import { callRef, recordEvent } from '../events/record.ts';
-import { type MediaFindings, unlistenableAudio } from '../uploads/uploads.ts';
+import { listenableAudio, type MediaFindings } from '../uploads/uploads.ts';
 import {
   type ChannelAudio,
   mergeChannels,
@@ -176,10 +176,9 @@ async function transcribeUpload(
   const upload = await findUploadWithConversation(deps.db, companyId, uploadId);
   if (upload?.status !== 'ready') return { failed: 'the recording is no longer ready' };
   const conversation = await findConversationByUuid(deps.db, companyId, upload.conversationUuid);
-  const probe = upload.probe as MediaFindings | null;
-  const problem = unlistenableAudio(probe);
-  if (problem || !probe) return { failed: problem ?? 'the recording has no audio stream' };
-  const sourceChannels = probe.audio_channels ?? 0;
+  const recording = listenableAudio(upload.probe as MediaFindings | null);
+  if ('problem' in recording) return { failed: recording.problem };
+  const { probe, channels: sourceChannels } = recording;
   // Channels are parties only when the call says so; otherwise the audio is one speaker's mix.
   const byChannel = upload.speakerSeparation === 'channels' && sourceChannels >= 2;
   const roles: SpeechRole[] = byChannel ? channelRoles(conversation?.channelMap ?? null) : ['unknown'];

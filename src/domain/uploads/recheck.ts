@@ -9,7 +9,7 @@ import type { Db } from '../../adapters/db/database.ts';
 import { findUploadWithConversation, markReuploaded } from '../../adapters/db/repositories/uploads.ts';
 import type { JobQueue } from '../../adapters/queue/queue.ts';
 import type { Storage } from '../../adapters/storage/storage.ts';
-import { enqueueVerification } from './uploads.ts';
+import { enqueueVerification, secondsUntilLatePutsEnd } from './uploads.ts';
 
 /** The job that looks again at a verified upload; payload `{uploadId}`. */
 export const RECHECK_UPLOAD_JOB = 'upload.recheck';
@@ -26,7 +26,7 @@ export async function queueRecheck(
   urlExpiresAt: Date,
   graceSeconds: number,
 ): Promise<void> {
-  const delay = Math.ceil((urlExpiresAt.getTime() - Date.now()) / 1000) + graceSeconds;
+  const delay = secondsUntilLatePutsEnd(urlExpiresAt, graceSeconds);
   if (delay <= 0) return;
   await queue.enqueue(db, {
     kind: RECHECK_UPLOAD_JOB,

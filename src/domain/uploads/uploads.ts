@@ -15,6 +15,7 @@ import type { JobQueue } from '../../adapters/queue/queue.ts';
 import type { Storage } from '../../adapters/storage/storage.ts';
 import type { Principal } from '../access/principal.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
+import { CANONICAL_UUID } from '../uuid.ts';
 
 /** Decision 14: an upload of this many bytes or more is refused. */
 export const MAX_UPLOAD_BYTES = 250_000_000;
@@ -51,21 +52,34 @@ export interface MediaFindings {
   video_height: number | null;
 }
 
+/**
+ * Seconds from now until no PUT to a URL expiring at `urlExpiresAt` can still land: a PUT begun before the
+ * URL expired may arrive up to `graceSeconds` (UPLOAD_EXPIRY_GRACE) later. 0 or less once that has passed.
+ */
+export function secondsUntilLatePutsEnd(urlExpiresAt: Date, graceSeconds: number): number {
+  return Math.ceil((urlExpiresAt.getTime() - Date.now()) / 1000) + graceSeconds;
+}
+
 /** Below this, audio is not speech as any recorder makes it (telephone speech is 8 kHz). */
 export const MIN_SPEECH_SAMPLE_RATE = 8000;
 
 /**
- * Why a ready recording's audio cannot be listened to (analysed, transcribed), or undefined when it can.
- * A sample rate far below speech's made a few kilobytes of WAV hours of audio (40 kB at 1 Hz: 20,000 s),
- * decoded at speech's rate: minutes of the worker per megabyte uploaded.
+ * A ready recording's findings and audio channels, as analysis and transcription read them, or why its audio
+ * cannot be listened to. A sample rate far below speech's made a few kilobytes of WAV hours of audio (40 kB
+ * at 1 Hz: 20,000 s), decoded at speech's rate: minutes of the worker per megabyte uploaded.
  */
-export function unlistenableAudio(probe: MediaFindings | null): string | undefined {
-  if (!probe?.has_audio || (probe.audio_channels ?? 0) < 1) return 'the recording has no audio stream';
+export function listenableAudio(
+  probe: MediaFindings | null,
+): { probe: MediaFindings; channels: number } | { problem: string } {
+  const channels = probe?.audio_channels ?? 0;
+  if (!probe?.has_audio || channels < 1) return { problem: 'the recording has no audio stream' };
   const rate = probe.audio_sample_rate;
   if (rate !== null && rate < MIN_SPEECH_SAMPLE_RATE) {
-    return `the audio's sample rate is ${rate} Hz; speech needs at least ${MIN_SPEECH_SAMPLE_RATE} Hz`;
+    return {
+      problem: `the audio's sample rate is ${rate} Hz; speech needs at least ${MIN_SPEECH_SAMPLE_RATE} Hz`,
+    };
   }
-  return undefined;
+  return { probe, channels };
 }
 
 /** An upload as GET /api/v1/upload/{upload_id} shows it. */
@@ -88,12 +102,10 @@ export function newObjectKey(companyId: string): string {
   return `${companyId}/${randomUUID()}`;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 /** The company an object key belongs to (its first segment), or undefined for a key we never made. */
 export function companyOfObjectKey(objectKey: string): string | undefined {
   const [company, name, ...rest] = objectKey.split('/');
-  if (!company || !name || rest.length > 0 || !UUID.test(company)) return undefined;
+  if (!company || !name || rest.length > 0 || !CANONICAL_UUID.test(company)) return undefined;
   return company;
 }
 

@@ -61,9 +61,8 @@ const FINISH_RUN_WITH_EVENT_AND_JOB = prepared(
 );
 
 /**
- * Stores the outcome of a run, only if it is still the call's latest run and has not ended: a run ends once
- * (a job claimed again after its lease ran out runs again, and wrote a second `analysis.ready`); false
- * when it is not. With
+ * Stores the outcome of a run, only if it is still the call's latest run and has not ended (a run ends
+ * once: a job claimed again after its lease ran out wrote a second `analysis.ready`); false when not. With
  * `event`, the event is written by the same statement when the run is stored (its transactional outbox).
  */
 export async function finishAnalysisRun(
