@@ -29,6 +29,7 @@ import { SWEEP_UPLOADS_JOB, sweepUploads } from '../domain/uploads/sweep.ts';
 import { VERIFY_UPLOAD_JOB } from '../domain/uploads/uploads.ts';
 import { verifyUpload } from '../domain/uploads/verification.ts';
 import { deliverEndpoint, WEBHOOK_DELIVER_JOB } from '../domain/webhooks/delivery.ts';
+import { PURGE_DELIVERIES_TASK, purgeExpiredDeliveries } from '../domain/webhooks/retention.ts';
 import type { Services } from '../services.ts';
 import {
   JOB_COMPLETED,
@@ -182,7 +183,7 @@ export const UPKEEP_EVERY_MS = 2000;
 
 /**
  * Queues the upload sweep every UPLOAD_SWEEP_INTERVAL (with several processes, one sweep is queued),
- * purges events past retention hourly, and keeps the planner's statistics up (`adapters/db/upkeep.ts`);
+ * purges events and finished webhook deliveries past retention hourly, and keeps the planner's statistics up (`adapters/db/upkeep.ts`);
  * the last two are idempotent, so each process may run them.
  */
 export function periodicTasks(services: Services): PeriodicTask[] {
@@ -211,6 +212,13 @@ export function periodicTasks(services: Services): PeriodicTask[] {
       everyMs: 3600_000,
       async run() {
         await purgeExpiredEvents(database.db, config.events.retentionDays);
+      },
+    },
+    {
+      name: PURGE_DELIVERIES_TASK,
+      everyMs: 3600_000,
+      async run() {
+        await purgeExpiredDeliveries(database.db, config.events.retentionDays);
       },
     },
     {

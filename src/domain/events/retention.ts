@@ -5,6 +5,7 @@
  */
 import type { Db } from '../../adapters/db/database.ts';
 import { purgeOldEvents } from '../../adapters/db/repositories/events.ts';
+import { deleteInBatches } from '../batches.ts';
 
 /** Events deleted per statement, so one purge never holds many row locks at once. */
 const PURGE_BATCH = 5000;
@@ -14,10 +15,5 @@ export const PURGE_EVENTS_TASK = 'events.purge';
 
 /** Deletes every event older than `retentionDays`; returns how many. Idempotent, safe in several processes. */
 export async function purgeExpiredEvents(db: Db, retentionDays: number): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const count = await purgeOldEvents(db, retentionDays, PURGE_BATCH);
-    total += count;
-    if (count < PURGE_BATCH) return total;
-  }
+  return deleteInBatches(PURGE_BATCH, (limit) => purgeOldEvents(db, retentionDays, limit));
 }

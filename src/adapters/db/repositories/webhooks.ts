@@ -393,3 +393,29 @@ export async function pendingDeliveryStats(db: Db): Promise<{ pending: number; o
     .where(eq(webhookDeliveries.status, 'pending'));
   return { pending: row?.pending ?? 0, oldestAgeSeconds: Number(row?.oldest ?? 0) };
 }
+
+/**
+ * Deletes up to `limit` deliveries, of every company, that are no longer pending and were made more than
+ * `retentionDays` ago (days of 86,400 s, as the events purge counts them); returns how many. Service-wide:
+ * the cleanup's. It walks each endpoint's `(company_id, endpoint_id, created_at)` index, so the table needs
+ * no index of its own for it, nor an extra entry for every delivery written.
+ */
+export async function purgeOldDeliveries(db: Db, retentionDays: number, limit: number): Promise<number> {
+  const result = await db.execute(sql`
+    with doomed as materialized (
+      select d.company_id, d.id from webhook_endpoints e
+      cross join lateral (
+        select company_id, id from webhook_deliveries d
+        where d.company_id = e.company_id and d.endpoint_id = e.id
+          and d.created_at < now() - make_interval(secs => ${retentionDays * 86_400})
+          and d.status <> 'pending'
+        order by d.created_at limit ${limit}
+      ) d
+      limit ${limit}
+    ), deleted as (
+      delete from webhook_deliveries w using doomed d where w.company_id = d.company_id and w.id = d.id
+      returning 1
+    )
+    select count(*)::int as n from deleted`);
+  return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+}

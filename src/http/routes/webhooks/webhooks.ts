@@ -167,7 +167,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
         ...common,
         operationId: 'listWebhookDeliveries',
         summary: 'The delivery log of an endpoint',
-        description: `The latest 100 deliveries, newest first, with every attempt. ${ACCESS}`,
+        description: `The latest 100 deliveries, newest first, with every attempt. A delivery no longer pending is kept for EVENT_RETENTION_DAYS, as events are. ${ACCESS}`,
         params: WebhookParams,
         response: { 200: DeliveryList, ...errorResponses(404, 422) },
       },
