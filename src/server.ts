@@ -10,7 +10,7 @@ import { buildApp } from './app.ts';
 import type { Config } from './config/config.ts';
 import { type BootstrapResult, bootstrapIfEmpty } from './domain/access/bootstrap.ts';
 import { createPrincipalCache } from './domain/access/principal-cache.ts';
-import { createFinalRecordCache } from './domain/handoffs/final-cache.ts';
+import { createFinalRecordCache, handoffBytes } from './domain/handoffs/final-cache.ts';
 import { startMetricsServer } from './http/metrics.ts';
 import type { Services } from './services.ts';
 import { startHandoffSweeper } from './worker/handoff-sweeper.ts';
@@ -78,9 +78,9 @@ export async function openServices(config: Config): Promise<Services> {
     storage,
     notifier,
     handoffCache: createFinalRecordCache(
-      createLruCache(config.handoffCacheSize),
+      createLruCache(config.handoffCacheSize, handoffBytes(config.handoffCacheBytes)),
       notifier,
-      createLruCache(config.handoffPartialCacheSize),
+      createLruCache(config.handoffPartialCacheSize, handoffBytes(config.handoffCacheBytes)),
     ),
     principalCache: createPrincipalCache({ database, notifier, capacity: config.authCacheSize }),
     queue: createJobQueue(database.db),

@@ -44,6 +44,8 @@ export const EnvSchema = Type.Object({
   HANDOFF_CACHE_SIZE: Integer(0, 1_000_000, 10_000),
   /** Partial call-handoff records kept in memory per process until a change is heard; 0 turns it off. */
   HANDOFF_PARTIAL_CACHE_SIZE: Integer(0, 1_000_000, 1_000),
+  /** Bytes of JSON each of the two handoff caches (final, partial) may hold at most; 0 turns both off. */
+  HANDOFF_CACHE_BYTES: Integer(0, 16 * 1024 * 1024 * 1024, 32 * 1024 * 1024),
   /** Port of the Prometheus metrics server (GET /metrics, on HOST); unset: no metrics. 0: any free port. */
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   /** API keys whose principal is kept in memory per process (forgotten on every change); 0 turns it off. */
@@ -161,6 +163,7 @@ export interface Config {
   handoffSweepIntervalSeconds: number;
   handoffCacheSize: number;
   handoffPartialCacheSize: number;
+  handoffCacheBytes: number;
   authCacheSize: number;
   /** METRICS_PORT: where GET /metrics is served; undefined turns metrics off. */
   metricsPort: number | undefined;
@@ -307,6 +310,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     handoffSweepIntervalSeconds: e.HANDOFF_SWEEP_INTERVAL,
     handoffCacheSize: e.HANDOFF_CACHE_SIZE,
     handoffPartialCacheSize: e.HANDOFF_PARTIAL_CACHE_SIZE,
+    handoffCacheBytes: e.HANDOFF_CACHE_BYTES,
     authCacheSize: e.AUTH_CACHE_SIZE,
     metricsPort: e.METRICS_PORT,
     storage: {

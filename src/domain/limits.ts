@@ -17,3 +17,12 @@ export const MAX_METADATA_KEYS = 1000;
  * carry 300,000 nested keys, which the embedded database merges for minutes in the service's own process.
  */
 export const MAX_METADATA_KEYS_IN_ALL = 10_000;
+
+/**
+ * Bytes of JSON text a stored record's metadata (a call's or a handoff record's) may hold, as PostgreSQL
+ * prints it (a space after each `:` and `,`). Merges add up past what one request may send, and every
+ * reader's process caches handoff records. 5 MiB, the default BODY_LIMIT: a record may be as large as one
+ * request may send by default, and no larger by merging. The `*_metadata_size` check constraints
+ * (migration 0029) hold the same number.
+ */
+export const MAX_METADATA_BYTES = 5_242_880;

@@ -2,7 +2,7 @@
  * The one translation of the database errors a caller causes into domain errors, so no layer above the
  * adapters knows a SQLSTATE: a write to a final handoff record (the trigger's `CQ409`) is a ConflictError,
  * text PostgreSQL cannot store (a NUL character: `22P05` in jsonb, `22021` in text) and metadata past its
- * key limit (`23514` of a `*_metadata_keys` constraint) a ValidationError, a reference to a row deleted
+ * limits (`23514` of a `*_metadata_keys` or `*_metadata_size` constraint) a ValidationError, a reference to a row deleted
  * meanwhile (`23503`) a NotFoundError, a transaction PostgreSQL aborted for a concurrent one's sake (a
  * deadlock `40P01`, a serialization failure `40001`) an UnavailableError: the caller may retry. It
  * wraps the driver under Drizzle once, when the database is opened, so every repository (and every query
@@ -17,14 +17,20 @@ import {
   UnavailableError,
   ValidationError,
 } from '../../domain/errors.ts';
-import { MAX_METADATA_KEYS, NUL_CHARACTER_RULE } from '../../domain/limits.ts';
+import { MAX_METADATA_BYTES, MAX_METADATA_KEYS, NUL_CHARACTER_RULE } from '../../domain/limits.ts';
 import { FINAL_RECORD_SQLSTATE } from './errors.ts';
 
 /** SQLSTATEs of text PostgreSQL cannot store (a NUL character in text or jsonb). */
 const UNSTORABLE_TEXT_SQLSTATES = new Set(['22P05', '22021']);
 
-/** SQLSTATE of a check-constraint violation; the `*_metadata_keys` ones bound a record's metadata. */
+/** SQLSTATE of a check-constraint violation; the `*_metadata_keys` and `*_metadata_size` ones bound a record's metadata. */
 const CHECK_VIOLATION = '23514';
+
+/** What a stored record's metadata would exceed, by the suffix of the check constraint that refused it. */
+const METADATA_BOUNDS: [suffix: string, message: string][] = [
+  ['_metadata_keys', `metadata: the record would have more than ${MAX_METADATA_KEYS} top-level keys`],
+  ['_metadata_size', `metadata: the record would hold more than ${MAX_METADATA_BYTES} bytes of JSON`],
+];
 
 /**
  * SQLSTATE of a foreign-key violation. Every write checks what it refers to first, so the row it names was
@@ -65,14 +71,9 @@ export function domainErrorOfDatabase(error: unknown): DomainError | undefined {
     translated = new UnavailableError('a concurrent change got in the way; retry');
   } else if (typeof code === 'string' && UNSTORABLE_TEXT_SQLSTATES.has(code)) {
     translated = new ValidationError(`strings ${NUL_CHARACTER_RULE}`);
-  } else if (
-    code === CHECK_VIOLATION &&
-    typeof constraint === 'string' &&
-    constraint.endsWith('_metadata_keys')
-  ) {
-    translated = new ValidationError(
-      `metadata: the record would have more than ${MAX_METADATA_KEYS} top-level keys`,
-    );
+  } else if (code === CHECK_VIOLATION && typeof constraint === 'string') {
+    const bound = METADATA_BOUNDS.find(([suffix]) => constraint.endsWith(suffix));
+    if (bound) translated = new ValidationError(bound[1]);
   }
   if (translated) translated.cause = error;
   return translated;

@@ -10,7 +10,7 @@
  * the read that found it and the moment it would be stored: the read could have seen the row just before
  * it changed or went.
  */
-import type { LruCache } from '../../adapters/cache/lru.ts';
+import type { ByteBound, LruCache } from '../../adapters/cache/lru.ts';
 import type { ChangeNotifier } from '../../adapters/notify/notifier.ts';
 import type { Handoff } from './records.ts';
 
@@ -44,6 +44,21 @@ const IGNORE = () => {};
 export const DELETED_PREFIX = '*deleted:';
 /** The notification of a TRUNCATE of the records (migration 0025): every record may be gone. */
 export const TRUNCATED_KEY = '*handoffs-truncated';
+
+/** What a record's fields other than its metadata take, about: its ids, times and flags as JSON. */
+const RECORD_OVERHEAD_BYTES = 200;
+
+/**
+ * The byte bound of a cache of records: each counts its metadata's JSON length, computed once as it is
+ * cached (a read that missed the cache, so beside a query). A record may hold 5 MiB (MAX_METADATA_BYTES);
+ * a bound by count alone let 10,000 of them take gigabytes of every reader's process.
+ */
+export function handoffBytes(maxBytes: number): ByteBound<Handoff> {
+  return {
+    maxBytes,
+    sizeOf: (handoff) => RECORD_OVERHEAD_BYTES + JSON.stringify(handoff.view.metadata).length,
+  };
+}
 
 /** Makes the cache over `lru` (final records) and `partialLru`, kept in step through `notifier`. */
 export function createFinalRecordCache(

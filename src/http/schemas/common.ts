@@ -1,10 +1,10 @@
 /** What many routes share: the error bodies of each status (decision 8), and the auth declarations. */
 import { type TSchema, Type } from 'typebox';
-import { MAX_METADATA_KEYS, MAX_METADATA_KEYS_IN_ALL } from '../../domain/limits.ts';
+import { MAX_METADATA_BYTES, MAX_METADATA_KEYS, MAX_METADATA_KEYS_IN_ALL } from '../../domain/limits.ts';
 import { MAX_JSON_DEPTH } from '../json-body.ts';
 
 /** The limits sentence of every metadata field's description. */
-export const METADATA_LIMITS = `At most ${MAX_METADATA_KEYS} top-level keys (per request and per stored record) and ${MAX_METADATA_KEYS_IN_ALL} keys at all depths per request, nested at most ${MAX_JSON_DEPTH} levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).`;
+export const METADATA_LIMITS = `At most ${MAX_METADATA_KEYS} top-level keys (per request and per stored record), ${MAX_METADATA_KEYS_IN_ALL} keys at all depths per request, and ${MAX_METADATA_BYTES} bytes of JSON text per stored record (as PostgreSQL prints it, a space after each colon and comma), nested at most ${MAX_JSON_DEPTH} levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).`;
 
 const ERROR_TEXT: Record<number, string> = {
   400: 'The body is not valid JSON or not an object, or the API key was sent both ways.',
