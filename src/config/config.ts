@@ -59,6 +59,8 @@ export const EnvSchema = Type.Object({
   S3_FORCE_PATH_STYLE: Type.Boolean({ default: false }),
   S3_ACCESS_KEY_ID: Type.Optional(Type.String()),
   S3_SECRET_ACCESS_KEY: Type.Optional(Type.String()),
+  /** Seconds an S3 request may take to connect, or then go without a byte, before it fails. */
+  S3_TIMEOUT: Integer(1, 3600, 60),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** Requests a key may make per RATE_LIMIT_WINDOW seconds; 0 turns rate limiting off. */
   RATE_LIMIT_MAX: Integer(0, 1_000_000, 6000),
@@ -177,6 +179,7 @@ export interface Config {
       forcePathStyle: boolean;
       accessKeyId: string | undefined;
       secretAccessKey: string | undefined;
+      timeoutMs: number;
     };
   };
   redisUrl: string | undefined;
@@ -323,6 +326,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         forcePathStyle: e.S3_FORCE_PATH_STYLE,
         accessKeyId: e.S3_ACCESS_KEY_ID,
         secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+        timeoutMs: e.S3_TIMEOUT * 1000,
       },
     },
     redisUrl: e.REDIS_URL,

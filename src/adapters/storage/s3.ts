@@ -24,6 +24,11 @@ export interface S3StorageOptions {
   forcePathStyle: boolean;
   accessKeyId: string | undefined;
   secretAccessKey: string | undefined;
+  /**
+   * Milliseconds a request may take to connect, and then go without a byte either way, before it fails
+   * (the SDK retries it, then the job that made it is retried later).
+   */
+  timeoutMs: number;
 }
 
 /** The S3 backend, with the client for tests that look underneath. */
@@ -61,6 +66,10 @@ export function createS3Client(options: S3StorageOptions): S3Client {
     // Otherwise the client adds the CRC32 of an empty body to presigned URLs, which breaks real uploads.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    // The SDK sets no timeout: an endpoint that took the connection and never answered held a read for
+    // ever, and since a running job's lease is renewed, its worker's slot with it (a verification, an
+    // analysis, an erased call's deletion never finished nor ran again).
+    requestHandler: { connectionTimeout: options.timeoutMs, socketTimeout: options.timeoutMs },
   });
 }
 
