@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eq, isNull, sql } from 'drizzle-orm';
+import { eq, isNull, sql, TransactionRollbackError } from 'drizzle-orm';
+import { rowsOf } from '../src/adapters/db/prepared.ts';
 import { jobs } from '../src/adapters/db/schema.ts';
-import { createJobQueue, type Job, type JobQueue } from '../src/adapters/queue/queue.ts';
+import { CLAIM, createJobQueue, type Job, type JobQueue } from '../src/adapters/queue/queue.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { closeServices, openServices } from '../src/server.ts';
 import { PermanentJobError, runDueJobs, runJob, startWorker, type WorkerLog } from '../src/worker/worker.ts';
@@ -236,6 +237,49 @@ for (const backend of BACKENDS) {
         await worker.stop();
       }
       assert.equal((await db().select().from(jobs)).length, 0, 'completed by its one run');
+    });
+
+    it('reads no dead job when it claims: the dead are past the end of its range of jobs_due_idx', async () => {
+      // Dead jobs as the queue makes them: a permanent failure, and a failure of the last attempt.
+      for (let n = 0; n < 1000; n++) await queue.enqueue(db(), { kind: 'test', maxAttempts: 1 + (n % 2) });
+      for (let claimed = await queue.claim(500); claimed.length > 0; claimed = await queue.claim(500)) {
+        for (const job of claimed) {
+          const outcome = await queue.fail(job, new Error('no'), { permanent: job.maxAttempts === 1 });
+          if (outcome === 'retry') await queue.fail((await queue.claim(1))[0] as Job, new Error('no'));
+        }
+      }
+      const live = await db().select().from(jobs).where(sql`${jobs.attempts} < ${jobs.maxAttempts}`);
+      assert.equal(live.length, 0, 'every job is dead');
+      await queue.enqueue(db(), { kind: 'test', payload: { live: true } });
+      await db().execute(sql`analyze jobs`);
+      // The claim's own statement, explained as it runs (it claims the live job, and rolls back).
+      let plan: unknown;
+      await db()
+        .transaction(async (tx) => {
+          await tx.execute(sql.raw(`prepare dead_jobs_claim as ${CLAIM.text}`));
+          plan = await tx.execute(
+            sql`explain (analyze, format json) execute dead_jobs_claim(10, 60, null, null, null)`,
+          );
+          await tx.execute(sql`deallocate dead_jobs_claim`);
+          tx.rollback();
+        })
+        .catch((error: unknown) => {
+          if (!(error instanceof TransactionRollbackError)) throw error;
+        });
+      const removed: number[] = [];
+      const walk = (node: Record<string, unknown>) => {
+        if (typeof node['Rows Removed by Filter'] === 'number') removed.push(node['Rows Removed by Filter']);
+        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+      };
+      const [top] = rowsOf<{ 'QUERY PLAN': { Plan: Record<string, unknown> }[] }>(plan);
+      const json = top?.['QUERY PLAN'];
+      const parsed = typeof json === 'string' ? JSON.parse(json) : json;
+      walk(parsed[0].Plan);
+      assert.deepEqual(
+        removed.filter((n) => n > 0),
+        [],
+        `the claim filtered out rows: ${JSON.stringify(parsed[0].Plan).slice(0, 2000)}`,
+      );
     });
 
     it('declares dead a job whose worker died on its last attempt', async () => {

@@ -49,11 +49,12 @@ describe('S3 requests to an endpoint that never answers', () => {
       }),
     );
     try {
-      for (const [what, request] of [
+      const requests: [string, () => Promise<unknown>][] = [
         ['head', () => storage.head('calls/x')],
         ['open', () => storage.open('calls/x')],
         ['delete', () => storage.delete('calls/x')],
-      ] as const) {
+      ];
+      for (const [what, request] of requests) {
         const started = Date.now();
         // Three tries of the SDK at 1 s each, with its backoff between: well under 20 s.
         await assert.rejects(within(20_000, request()), StorageUnavailableError, what);

@@ -123,13 +123,15 @@ const secondsFromNow = (seconds: number) => sql`now() + make_interval(secs => ${
  * it is declared dead (and its dedupe key freed) instead of lingering. $3 / $4: JSON arrays of the kinds
  * taken only / not taken, or null; $5: what the payload must contain, or null.
  *
+ * A dead job is due at infinity (`fail`), so the pick's range of `jobs_due_idx` never reaches one.
+ *
  * The due jobs are picked in a MATERIALIZED CTE, evaluated once. As `where id in (select … limit $1 for
  * update skip locked)` the planner may run the pick again for each job row (a nested-loop semi-join, chosen
  * when `jobs` was last analysed nearly empty), and each run skips the rows the runs before it locked: a claim
  * of 1 took every due job, so the worker ran them all at once past WORKER_CONCURRENCY, and transcripts'
  * analyses were no longer batched (one claim, read and write per call/create instead of per fifty).
  */
-const CLAIM = prepared(
+export const CLAIM = prepared(
   'jobs_claim',
   `with due as materialized (
      select id from jobs
@@ -237,7 +239,10 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
     async fail(job, error, failOptions = {}) {
       const dead = failOptions.permanent === true || job.attempts >= job.maxAttempts;
       if (dead) {
-        // Kept for an operator to read, but no longer claimable, and its key is free for new work.
+        // Kept for an operator to read, but no longer claimable, and its key is free for new work. Due at
+        // infinity, past the end of every claim's range of `jobs_due_idx`: left at its last run time, each
+        // dead job was an index entry every claim walked and filtered out (110,000 of them made an empty
+        // claim 21 ms on PostgreSQL and 30 ms of the event loop on PGlite, against 0.3 and 1.6).
         await db
           .update(jobs)
           .set({
@@ -245,6 +250,7 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
             lastError: errorText(error),
             dedupeKey: null,
             attempts: sql`greatest(${jobs.attempts}, ${jobs.maxAttempts})`,
+            runAt: sql`'infinity'`,
           })
           .where(mine(job));
         return 'dead';
