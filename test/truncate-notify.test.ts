@@ -1,7 +1,8 @@
 /**
  * An operator's TRUNCATE behind the service (migration 0025) reaches the caches as deletes do: TRUNCATE
  * fires no row trigger and no UPDATE or DELETE one, so before it a removed grant stayed in the product
- * lists for up to 60 s, and a truncated final handoff record was served until evicted.
+ * lists for up to 60 s, a truncated final handoff record was served until evicted, and a long poll of a
+ * truncated record waited out its deadline.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -50,6 +51,20 @@ for (const backend of BACKENDS) {
       );
       await runBehindTheService(h, 'truncate call_handoffs');
       await within(1000, 'the record is gone', async () => (await readRecord(h, c, id)).statusCode === 404);
+    });
+
+    it('answers a long poll of a truncated record at once, not at its deadline', async () => {
+      const c = await h.company();
+      const { id, etag } = await createRecord(h, c, { metadata: { n: 1 } });
+      const started = performance.now();
+      const waiting = readRecord(h, c, id, { wait: 30, etag });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await runBehindTheService(h, 'truncate call_handoffs');
+      const res = await waiting;
+      const seconds = (performance.now() - started) / 1000;
+      assert.equal(res.statusCode, 404, res.body);
+      // Its deadline is 30 s away; heard, the answer comes within a second or two on a loaded machine.
+      assert.ok(seconds < 10, `answered after ${seconds.toFixed(1)} s`);
     });
   });
 }

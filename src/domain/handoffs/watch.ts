@@ -7,6 +7,7 @@ import { createStringMap } from '../../adapters/cache/string-map.ts';
 import type { Db } from '../../adapters/db/database.ts';
 import { findHandoff, type HandoffRow } from '../../adapters/db/repositories/call-handoffs.ts';
 import type { ChangeNotifier } from '../../adapters/notify/notifier.ts';
+import { TRUNCATED_KEY } from './final-cache.ts';
 
 /** Receives each fresh read of the watched record; undefined when it no longer exists. */
 export type WatchListener = (row: HandoffRow | undefined) => void;
@@ -20,6 +21,8 @@ export interface HandoffWatcher {
 }
 
 interface Watch {
+  companyId: string;
+  id: string;
   listeners: Set<WatchListener>;
   ready: Promise<() => void>;
   reading: boolean;
@@ -30,6 +33,22 @@ interface Watch {
 /** Makes the watcher of one process. */
 export function createHandoffWatcher(db: Db, notifier: ChangeNotifier): HandoffWatcher {
   const watches = createStringMap<Watch>();
+  /**
+   * The subscription to a TRUNCATE of the records (migration 0025), which names no record: every watch reads
+   * again, so its waiters hear of the record's end at once instead of at their deadline (up to 30 s).
+   */
+  let truncations: Promise<() => void> | undefined;
+
+  function hearTruncations(): void {
+    if (truncations) return;
+    truncations = notifier.subscribe(TRUNCATED_KEY, () => {
+      for (const watch of watches.values()) void refresh(watch.companyId, watch.id, watch);
+    });
+    // Not heard: the next watch tries again; its waiters re-read at their deadline meanwhile.
+    truncations.catch(() => {
+      truncations = undefined;
+    });
+  }
 
   async function refresh(companyId: string, id: string, watch: Watch): Promise<void> {
     if (watch.reading) {
@@ -69,7 +88,10 @@ export function createHandoffWatcher(db: Db, notifier: ChangeNotifier): HandoffW
       const key = `${companyId}:${id}`;
       let watch = watches.get(key);
       if (!watch) {
+        hearTruncations();
         const created: Watch = {
+          companyId,
+          id,
           listeners: new Set(),
           ready: Promise.resolve(() => {}),
           reading: false,
