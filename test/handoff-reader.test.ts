@@ -46,6 +46,17 @@ for (const backend of BACKENDS) {
       assert.equal(res.headers.etag, `"${id}-v2"`);
     });
 
+    it('says a final record varies with the key, so a browser keeps no copy across keys', async () => {
+      const c = await h.company();
+      const { id } = await createRecord(h, c, { metadata: { a: 1 } });
+      assert.equal((await finalizeRecord(h, c, id)).statusCode, 200);
+      for (const etag of [undefined, `"${id}-v2"`]) {
+        const res = await readRecord(h, c, id, etag ? { etag } : {});
+        assert.equal(res.statusCode, etag ? 304 : 200);
+        assert.equal(res.headers.vary, 'Authorization');
+      }
+    });
+
     it('answers 304 without a body to If-None-Match with the current ETag (weak, listed or *)', async () => {
       const c = await h.company();
       const { id, etag } = await createRecord(h, c);

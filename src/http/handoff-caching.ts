@@ -49,7 +49,14 @@ export function knownVersions(header: string | undefined, id: string): number[] 
 /** Sets ETag and Cache-Control for a record. */
 export function setHandoffHeaders(reply: FastifyReply, handoff: Handoff): void {
   reply.header('etag', handoffEtag(handoff));
-  reply.header('cache-control', handoff.view.final ? FINAL_CACHE_CONTROL : PARTIAL_CACHE_CONTROL);
+  if (handoff.view.final) {
+    reply.header('cache-control', FINAL_CACHE_CONTROL);
+    // A browser's private cache may keep an answer to a request with Authorization, keyed by URL alone: a
+    // tab signed in with another company's key would be served this company's record without a request.
+    reply.header('vary', 'Authorization');
+  } else {
+    reply.header('cache-control', PARTIAL_CACHE_CONTROL);
+  }
 }
 
 /** Answers 304 Not Modified: headers only, no body (not even `null`). */

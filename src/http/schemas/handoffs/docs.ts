@@ -10,8 +10,9 @@ seconds from its creation (default 4 hours), so a correct poller always ends.
 
 **Caching.** Every answer carries a strong \`ETag\` (\`"<handoff_id>-v<version>"\`, new on every change).
 Send it back as \`If-None-Match\` to get \`304 Not Modified\` (no body) while nothing changed. A final
-record is served with \`Cache-Control: private, max-age=31536000, immutable\` (keep it forever; the service
-also answers it from memory), a partial one with \`Cache-Control: no-store\`.
+record is served with \`Cache-Control: private, max-age=31536000, immutable\` and \`Vary: Authorization\`
+(keep it forever, for the key that read it; the service also answers it from memory), a partial one with
+\`Cache-Control: no-store\`.
 
 **Long poll (extension).** \`?wait=N\` (seconds, 0–30, fractions allowed; outside: 422): when the record is not final, the answer
 waits until it changes or becomes final, or N seconds pass. With an \`If-None-Match\` that names the current

@@ -84,8 +84,16 @@ const CACHE_HEADER = {
   description: '`private, max-age=31536000, immutable` for a final record; `no-store` for a partial one.',
 };
 
+const VARY_HEADER = {
+  type: 'string',
+  description:
+    '`Authorization` for a final record (a cached copy is for the key that read it); absent for a partial one.',
+};
+
 /** Headers every answer with a record carries. */
-export const RECORD_HEADERS = { headers: { ETag: ETAG_HEADER, 'Cache-Control': CACHE_HEADER } };
+export const RECORD_HEADERS = {
+  headers: { ETag: ETAG_HEADER, 'Cache-Control': CACHE_HEADER, Vary: VARY_HEADER },
+};
 
 /** The 200 answer of the reader (a record with its caching headers). */
 export const RecordResponse = Type.Object(CallHandoff.properties, {
