@@ -198,19 +198,22 @@ export async function tagsOfCalls(
 ): Promise<Map<string, TagValue[]>> {
   const out = new Map<string, TagValue[]>();
   if (ids.length === 0) return out;
+  // The value as JSON text, parsed here once. Read as jsonb, both drivers decode it and Drizzle's jsonb
+  // column parses a string it is given again: a string tag "123" came back as the number 123, and "null" or
+  // "[1,2]" made the whole page a 500 (the answer no longer matched its schema).
   const rows = await db
     .select({
       id: conversationTags.conversationUuid,
       key: conversationTags.key,
       type: conversationTags.type,
-      value: conversationTags.value,
+      value: sql<string>`${conversationTags.value}::text`,
     })
     .from(conversationTags)
     .where(and(eq(conversationTags.companyId, companyId), inArray(conversationTags.conversationUuid, ids)))
     .orderBy(conversationTags.conversationUuid, conversationTags.key);
-  for (const { id, ...tag } of rows) {
+  for (const { id, key, type, value } of rows) {
     const list = out.get(id) ?? [];
-    list.push(tag as TagValue);
+    list.push({ key, type, value: JSON.parse(value) } as TagValue);
     out.set(id, list);
   }
   return out;

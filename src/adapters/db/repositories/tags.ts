@@ -1,5 +1,5 @@
 /** Tags of conversations. Every query is filtered by company. */
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
 import { conversationTags } from '../schema.ts';
 
@@ -40,16 +40,4 @@ export async function upsertTags(
       target: [conversationTags.companyId, conversationTags.conversationUuid, conversationTags.key],
       set: { type: sql`excluded.type`, value: sql`excluded.value`, updatedAt: sql`now()` },
     });
-}
-
-/** The tags of a conversation, by key. */
-export async function listTags(db: Db, companyId: string, conversationUuid: string): Promise<TagValue[]> {
-  const rows = await db
-    .select({ key: conversationTags.key, type: conversationTags.type, value: conversationTags.value })
-    .from(conversationTags)
-    .where(
-      and(eq(conversationTags.companyId, companyId), eq(conversationTags.conversationUuid, conversationUuid)),
-    )
-    .orderBy(asc(conversationTags.key));
-  return rows as TagValue[];
 }
