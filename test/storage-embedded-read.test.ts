@@ -162,6 +162,32 @@ for (const backend of BACKENDS) {
       assert.match(res.body, new RegExp(`<ActualObjectSize>${SIZE}</ActualObjectSize>`));
     });
 
+    it('reads a Range header as S3 and RFC 9110 do at its edges', async () => {
+      const { key, bytes } = await stored();
+      const url = await readUrl(key);
+      // A suffix longer than the object is all of it; the unit is case-insensitive; blanks are allowed.
+      const partial: [string, number, number][] = [
+        [`bytes=-${SIZE * 5}`, 0, SIZE - 1],
+        [`bytes=-${SIZE}`, 0, SIZE - 1],
+        ['Bytes=0-9', 0, 9],
+        ['bytes= 10-19 ', 10, 19],
+      ];
+      for (const [range, start, end] of partial) {
+        const res = await get(url, { range });
+        assert.equal(res.statusCode, 206, range);
+        assert.equal(res.headers['content-range'], `bytes ${start}-${end}/${SIZE}`, range);
+        assert.deepEqual(res.rawPayload, bytes.subarray(start, end + 1), range);
+      }
+      // Several ranges, touching or overlapping, and a range whose end is before its start: the whole object.
+      for (const range of ['bytes=0-9,10-19', 'bytes=0-9,5-15', 'bytes=20-10']) {
+        const res = await get(url, { range });
+        assert.equal(res.statusCode, 200, range);
+        assert.deepEqual(res.rawPayload, bytes, range);
+      }
+      // A suffix of nothing is unsatisfiable.
+      assertS3Error(await get(url, { range: 'bytes=-0' }), 416, 'InvalidRange');
+    });
+
     it('answers several ranges, a malformed range, or a stale If-Range with the whole object (200)', async () => {
       const { key, bytes } = await stored();
       const url = await readUrl(key);

@@ -7,7 +7,6 @@
  * whole into memory.
  */
 import { type FileHandle, open } from 'node:fs/promises';
-import parseRange from 'range-parser';
 import { fileRangeBody } from './file-body.ts';
 import type { ReadOutcome, SignedReadRequest } from './storage.ts';
 
@@ -16,20 +15,52 @@ function isMissing(error: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
+/** A byte range to serve, both ends included. */
+type ByteRange = { start: number; end: number };
+
+/**
+ * The one range a `Range` header asks of an object of `size` bytes (RFC 9110 §14.1.2), as S3 reads it:
+ * undefined (the whole object) for a header that is malformed, not in bytes, or asks for several ranges;
+ * 'unsatisfiable' for one range that starts past the end (or a suffix of 0). A suffix longer than the
+ * object is the whole object, and the unit is case-insensitive. Written here rather than with
+ * `range-parser`, which answered 416 to `bytes=-5000` of 1,000 bytes and to the malformed `bytes=20-10`,
+ * and merged `bytes=0-9,10-19` into one range where S3 sends the whole object.
+ */
+function byteRangeOf(size: number, header: string): ByteRange | undefined | 'unsatisfiable' {
+  const unit = /^\s*bytes\s*=/i.exec(header);
+  if (!unit) return undefined;
+  const specs = header
+    .slice(unit[0].length)
+    .split(',')
+    .map((spec) => spec.trim())
+    .filter((spec) => spec.length > 0);
+  if (specs.length !== 1) return undefined;
+  const spec = specs[0] as string;
+  const suffix = /^-(\d+)$/.exec(spec);
+  if (suffix) {
+    const length = Number(suffix[1]);
+    if (length === 0 || size === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - length), end: size - 1 };
+  }
+  const bounded = /^(\d+)-(\d*)$/.exec(spec);
+  if (!bounded) return undefined;
+  const first = Number(bounded[1]);
+  const last = bounded[2] === '' ? Number.POSITIVE_INFINITY : Number(bounded[2]);
+  if (last < first) return undefined;
+  if (first >= size) return 'unsatisfiable';
+  return { start: first, end: Math.min(last, size - 1) };
+}
+
 /** The one range to serve, or undefined for the whole object, or 'unsatisfiable'. */
 function chosenRange(
   size: number,
   request: Pick<SignedReadRequest, 'range' | 'ifRange'>,
   validators: string[],
-): { start: number; end: number } | undefined | 'unsatisfiable' {
+): ByteRange | undefined | 'unsatisfiable' {
   if (request.range === undefined) return undefined;
   // If-Range names the object the client has part of; another one means "send it whole".
   if (request.ifRange !== undefined && !validators.includes(request.ifRange.trim())) return undefined;
-  const ranges = parseRange(size, request.range, { combine: true });
-  if (ranges === -1) return 'unsatisfiable';
-  if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return undefined;
-  const [range] = ranges;
-  return range ? { start: range.start, end: range.end } : undefined;
+  return byteRangeOf(size, request.range);
 }
 
 /** Serves a read of the object file at `path` as `contentType`. */
