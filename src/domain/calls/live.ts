@@ -3,6 +3,7 @@
  * by conversation_id alone, within the caller's company.
  */
 import type { Db } from '../../adapters/db/database.ts';
+import { touchConversation } from '../../adapters/db/repositories/conversations.ts';
 import { type TagValue, upsertTags } from '../../adapters/db/repositories/tags.ts';
 import type { Principal } from '../access/principal.ts';
 import { ValidationError } from '../errors.ts';
@@ -27,6 +28,8 @@ async function storeLiveTag(
       lock: true,
     });
     await upsertTags(tx, principal.companyId, conversation.id, [tag]);
+    // Its tags are part of the call (decision 27): updated_at moves, as with add_tags (migration 0031).
+    await touchConversation(tx, principal.companyId, conversation.id);
     const ref = await callRef(tx, principal.companyId, conversation.id);
     await recordEvent(tx, principal.companyId, 'call.updated', { ...ref, state: conversation.state });
   });

@@ -1,5 +1,5 @@
 /** Conversations (calls), unique by (company, agent user, conversation_id). Every query is filtered by company. */
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
 import { conversations } from '../schema.ts';
 
@@ -53,4 +53,12 @@ export async function findConversationByUuid(
     .from(conversations)
     .where(and(eq(conversations.companyId, companyId), eq(conversations.id, id)));
   return row;
+}
+
+/** Marks the conversation changed now (its `updated_at`), for a change stored in another table (its tags). */
+export async function touchConversation(db: Db, companyId: string, id: string): Promise<void> {
+  await db
+    .update(conversations)
+    .set({ updatedAt: sql`now()` })
+    .where(and(eq(conversations.companyId, companyId), eq(conversations.id, id)));
 }
