@@ -16,7 +16,7 @@ export function encodeCursor(key: CallKey): string {
   return Buffer.from(JSON.stringify([key.startTime, key.id])).toString('base64url');
 }
 
-/** The sort key a cursor carries; a cursor this service did not make is a 422 naming `cursor`. */
+/** The sort key a cursor carries; a cursor not of the form the service makes is a 422 naming `cursor`. */
 export function decodeCursor(cursor: string): CallKey {
   const invalid = () => new ValidationError('is not a cursor this service made', 'query.cursor');
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw invalid();

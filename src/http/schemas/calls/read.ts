@@ -42,7 +42,7 @@ export const ListQuerySchema = Type.Object(
     cursor: Type.Optional(
       Type.String({
         description:
-          'The previous page’s `next_cursor`, as given (opaque). A cursor this service did not make: 422.',
+          'The previous page’s `next_cursor`, as given (opaque). A cursor not of the form the service makes: 422 (it carries a position, not a permission: the company and visibility filters apply to every page).',
         examples: [EXAMPLE_CURSOR],
       }),
     ),
