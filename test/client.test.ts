@@ -55,6 +55,19 @@ for (const backend of BACKENDS) {
       );
     });
 
+    it("types stopCall with stop's own body: a product_id, which stop refuses, does not type-check", async () => {
+      // `npm run typecheck` checks the expectation below: stopCall was typed with start's body, which has
+      // product_id, so a client compiled a stop the server answers 422.
+      const stop = () =>
+        client.stopCall({
+          conversation_id: 'conv-2',
+          agent_email: c.agent.email,
+          // @ts-expect-error stop takes no product_id
+          product_id: c.productId,
+        });
+      await assert.rejects(stop(), (error: unknown) => error instanceof CqsError && error.status === 422);
+    });
+
     it('uploads a stereo WAV from a file with monotonic progress and ends ready', async () => {
       const path = join(dir, 'call.wav');
       const size = await writeStereoWav(path, 3_000_000);

@@ -17,6 +17,7 @@ import type {
   ListCallsFilters,
   Product,
   RecordingLink,
+  StopCallRequest,
   Success,
   UploadStatus,
   UploadUrlResponse,
@@ -172,7 +173,7 @@ export class CqsClient {
   }
 
   /** POST /api/v1/call/stop (beta). */
-  stopCall(body: CallStateRequest, signal?: AbortSignal): Promise<Success> {
+  stopCall(body: StopCallRequest, signal?: AbortSignal): Promise<Success> {
     return requestJson(this.#transport, 'POST', '/api/v1/call/stop', body, signal);
   }
 

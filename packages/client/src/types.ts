@@ -17,8 +17,10 @@ export type UploadUrlResponse = Extract<CreateCallResponse, { upload_url: string
 export type AddTagsRequest = RequestOf<Post<'/api/v1/call/add_tags'>>;
 /** A tag (spec 2.3). */
 export type Tag = AddTagsRequest['tags'][number];
-/** Body of POST /api/v1/call/start and /stop. */
+/** Body of POST /api/v1/call/start. */
 export type CallStateRequest = RequestOf<Post<'/api/v1/call/start'>>;
+/** Body of POST /api/v1/call/stop: start's without `product_id`, which stop refuses (422). */
+export type StopCallRequest = RequestOf<Post<'/api/v1/call/stop'>>;
 /** A call-handoff record (spec 2.6). */
 export type CallHandoff = OkOf<Get<'/api/v1/call-handoff/{handoff_id}'>>;
 /** A product (spec 2.7). */

@@ -389,8 +389,9 @@ export interface paths {
          *
          *     **Caching.** Every answer carries a strong `ETag` (`"<handoff_id>-v<version>"`, new on every change).
          *     Send it back as `If-None-Match` to get `304 Not Modified` (no body) while nothing changed. A final
-         *     record is served with `Cache-Control: private, max-age=31536000, immutable` (keep it forever; the service
-         *     also answers it from memory), a partial one with `Cache-Control: no-store`.
+         *     record is served with `Cache-Control: private, max-age=31536000, immutable` and `Vary: Authorization`
+         *     (keep it forever, for the key that read it; the service also answers it from memory), a partial one with
+         *     `Cache-Control: no-store`.
          *
          *     **Long poll (extension).** `?wait=N` (seconds, 0–30, fractions allowed; outside: 422): when the record is not final, the answer
          *     waits until it changes or becomes final, or N seconds pass. With an `If-None-Match` that names the current
@@ -689,7 +690,7 @@ export interface paths {
          * The delivery log of an endpoint
          * @description Needs an API key with the `webhooks` scope whose user is an admin.
          *
-         *     The latest 100 deliveries, newest first, with every attempt. Needs a key of an admin with scope `webhooks`.
+         *     The latest 100 deliveries, newest first, with every attempt. A delivery no longer pending is kept for EVENT_RETENTION_DAYS, as events are. Needs a key of an admin with scope `webhooks`.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1446,7 +1447,7 @@ export interface operations {
                      */
                     agent_email: string;
                     /**
-                     * @description Any JSON object; its top-level keys are merged into the call’s metadata (a key sent replaces the stored value of that key). At most 1000 top-level keys (per request and per stored record) and 10000 keys at all depths per request, nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
+                     * @description Any JSON object; its top-level keys are merged into the call’s metadata (a key sent replaces the stored value of that key). At most 1000 top-level keys (per request and per stored record), 10000 keys at all depths per request, and 5242880 bytes of JSON text per stored record (as PostgreSQL prints it, a space after each colon and comma), nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
                      * @example {
                      *       "queue": "billing",
                      *       "ivr_path": [
@@ -1652,7 +1653,7 @@ export interface operations {
                      */
                     agent_email: string;
                     /**
-                     * @description Any JSON object; its top-level keys are merged into the call’s metadata (a key sent replaces the stored value of that key). At most 1000 top-level keys (per request and per stored record) and 10000 keys at all depths per request, nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
+                     * @description Any JSON object; its top-level keys are merged into the call’s metadata (a key sent replaces the stored value of that key). At most 1000 top-level keys (per request and per stored record), 10000 keys at all depths per request, and 5242880 bytes of JSON text per stored record (as PostgreSQL prints it, a space after each colon and comma), nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
                      * @example {
                      *       "queue": "billing",
                      *       "ivr_path": [
@@ -2208,7 +2209,7 @@ export interface operations {
                  */
                 limit?: number;
                 /**
-                 * @description The previous page’s `next_cursor`, as given (opaque). A cursor this service did not make: 422.
+                 * @description The previous page’s `next_cursor`, as given (opaque). A cursor not of the form the service makes: 422 (it carries a position, not a permission: the company and visibility filters apply to every page).
                  * @example WzE3NjM5ODU2MDAsIjViMGY5ZjJlLThkMGMtNGQwZS05YjdhLTJmMWMzZDRlNWY2MCJd
                  */
                 cursor?: string;
@@ -3284,6 +3285,8 @@ export interface operations {
                     ETag?: string;
                     /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
                     "Cache-Control"?: string;
+                    /** @description `Authorization` for a final record (a cached copy is for the key that read it); absent for a partial one. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3335,6 +3338,8 @@ export interface operations {
                     ETag?: string;
                     /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
                     "Cache-Control"?: string;
+                    /** @description `Authorization` for a final record (a cached copy is for the key that read it); absent for a partial one. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3474,7 +3479,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Top-level keys to set; a key whose value is null is removed. Nested objects are replaced. At most 1000 top-level keys (per request and per stored record) and 10000 keys at all depths per request, nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422). */
+                    /** @description Top-level keys to set; a key whose value is null is removed. Nested objects are replaced. At most 1000 top-level keys (per request and per stored record), 10000 keys at all depths per request, and 5242880 bytes of JSON text per stored record (as PostgreSQL prints it, a space after each colon and comma), nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422). */
                     metadata: {
                         [key: string]: unknown;
                     };
@@ -3489,6 +3494,8 @@ export interface operations {
                     ETag?: string;
                     /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
                     "Cache-Control"?: string;
+                    /** @description `Authorization` for a final record (a cached copy is for the key that read it); absent for a partial one. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3714,7 +3721,7 @@ export interface operations {
                  */
                 "application/json": {
                     /**
-                     * @description Key/value data collected during the call. Any JSON object. At most 1000 top-level keys (per request and per stored record) and 10000 keys at all depths per request, nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
+                     * @description Key/value data collected during the call. Any JSON object. At most 1000 top-level keys (per request and per stored record), 10000 keys at all depths per request, and 5242880 bytes of JSON text per stored record (as PostgreSQL prints it, a space after each colon and comma), nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422).
                      * @example {
                      *       "intent": "billing",
                      *       "customer_tier": "gold"
@@ -3738,6 +3745,8 @@ export interface operations {
                     ETag?: string;
                     /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
                     "Cache-Control"?: string;
+                    /** @description `Authorization` for a final record (a cached copy is for the key that read it); absent for a partial one. */
+                    Vary?: string;
                     /** @description The path of the new record: `/api/v1/call-handoff/<handoff_id>`. */
                     Location?: string;
                     [name: string]: unknown;
@@ -3968,7 +3977,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description A last merge, as PATCH, applied in the same statement that finalizes. At most 1000 top-level keys (per request and per stored record) and 10000 keys at all depths per request, nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422). */
+                    /** @description A last merge, as PATCH, applied in the same statement that finalizes. At most 1000 top-level keys (per request and per stored record), 10000 keys at all depths per request, and 5242880 bytes of JSON text per stored record (as PostgreSQL prints it, a space after each colon and comma), nested at most 32 levels deep in the body; numbers must keep their exact value as a 64-bit float (else 422). */
                     metadata?: {
                         [key: string]: unknown;
                     };
@@ -3983,6 +3992,8 @@ export interface operations {
                     ETag?: string;
                     /** @description `private, max-age=31536000, immutable` for a final record; `no-store` for a partial one. */
                     "Cache-Control"?: string;
+                    /** @description `Authorization` for a final record (a cached copy is for the key that read it); absent for a partial one. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
