@@ -11,7 +11,7 @@
  * Everything else is Fastify's own parser (prototype-poisoning checks included).
  */
 import { isUtf8 } from 'node:buffer';
-import type { FastifyInstance } from 'fastify';
+import { errorCodes, type FastifyInstance } from 'fastify';
 import { MAX_METADATA_KEYS, MAX_METADATA_KEYS_IN_ALL } from '../domain/limits.ts';
 
 /** The deepest nesting of objects and arrays a JSON request body may have (the body itself is level 1). */
@@ -205,5 +205,19 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       return;
     }
     parse(request, text, done);
+  });
+  // Every other Content-Type is a 415, but for an empty body on a route that takes none: `curl -X POST -d ''`
+  // sends `application/x-www-form-urlencoded`, and an upload's complete, a webhook's test or a DELETE
+  // answered it 415, which their documents did not list.
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    // No Content-Length nor Transfer-Encoding is a body of nothing too (RFC 9112 §6.3).
+    const length = request.headers['content-length'];
+    const empty =
+      (length === undefined || length === '0') && request.headers['transfer-encoding'] === undefined;
+    if (empty && request.routeOptions.schema?.body === undefined) {
+      done(null, undefined);
+      return;
+    }
+    done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type'] ?? ''), undefined);
   });
 }
