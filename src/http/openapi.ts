@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { API_KEY_QUERY_SUNSET } from './deprecation.ts';
+import { takesAbsentBody } from './optional-body.ts';
 import { registerPublic } from './route-access.ts';
 
 const DESCRIPTION = `The Call Quality Service records customer-support calls (transcripts, or audio and video
@@ -15,8 +16,29 @@ operations with \`security: []\` need no key.
 
 Every non-2xx answer is JSON with at least \`error\`; validation problems are 422 and name the field.`;
 
+/** The operation key that carries a route's optional body from its schema to the document's transform. */
+const OPTIONAL_BODY = 'x-cqs-optional-body';
+
+type Operation = Record<string, unknown> & { requestBody?: { required?: boolean } };
+
+/** Marks the body of every operation whose route takes an absent body (optional-body.ts) not required. */
+function optionalBodies(document: { paths?: Record<string, Record<string, Operation>> }): void {
+  for (const path of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(path)) {
+      if (!(OPTIONAL_BODY in operation)) continue;
+      delete operation[OPTIONAL_BODY];
+      if (operation.requestBody) operation.requestBody.required = false;
+    }
+  }
+}
+
 /** Registers the document generator and the docs page; call before any route is added. */
 export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
+  // Before the generator reads the routes: a schema key starting with x- is copied into the operation.
+  app.addHook('onRoute', (route) => {
+    if (route.schema && takesAbsentBody(route))
+      (route.schema as Record<string, unknown>)[OPTIONAL_BODY] = true;
+  });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -54,6 +76,11 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
         { name: 'live', description: 'Deprecated live-conversation endpoints; use call/add_tags.' },
         { name: 'service', description: 'Health and readiness.' },
       ],
+    },
+    transformObject: (documents) => {
+      const { openapiObject } = documents as { openapiObject: Parameters<typeof optionalBodies>[0] };
+      optionalBodies(openapiObject);
+      return openapiObject as never;
     },
   });
   // The docs page's routes are the plugin's, so they are declared public as a group.

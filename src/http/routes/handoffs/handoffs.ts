@@ -8,6 +8,7 @@ import { createHandoff, finalizeHandoffRecord, mergeHandoff } from '../../../dom
 import { createHandoffWatcher } from '../../../domain/handoffs/watch.ts';
 import type { Services } from '../../../services.ts';
 import { answerRead, knownVersions, setHandoffHeaders } from '../../handoff-caching.ts';
+import { absentBodyIsEmpty } from '../../optional-body.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import {
   CREATE_DESCRIPTION,
@@ -41,11 +42,6 @@ function waitIsDecimal(request: FastifyRequest, _reply: FastifyReply, done: (err
     return;
   }
   done();
-}
-
-// Create and finalize may be sent without a body (`curl -X POST …/finalize`): that means `{}`.
-async function absentBodyIsEmpty(request: FastifyRequest): Promise<void> {
-  if (request.body === undefined) request.body = {};
 }
 
 /** The call-handoff routes. */
