@@ -100,9 +100,11 @@ function describe(route: RouteOptions, access: RouteAccess): void {
   }
   schema.security = SECURITY;
   // 400 (a key sent both ways), 401, 403, 429 (public routes are not rate limited) and 503 (the key is
-  // looked up in the database) can answer any authenticated operation; a route's own entry wins.
+  // looked up in the database) can answer any authenticated operation, and 413 and 415 any that reads a
+  // body (one that takes none still refuses a body past BODY_LIMIT or not JSON); a route's own entry wins.
+  const readsBody = [route.method].flat().some((method) => !['GET', 'HEAD', 'OPTIONS'].includes(method));
   schema.response = {
-    ...errorResponses(400, 401, 429, 503),
+    ...errorResponses(400, 401, 429, 503, ...(readsBody ? [413, 415] : [])),
     403: forbiddenResponse(access),
     ...schema.response,
   };

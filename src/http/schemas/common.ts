@@ -34,13 +34,29 @@ const ERROR_EXAMPLE: Record<number, string> = {
   503: 'service temporarily unavailable; retry later',
 };
 
+const RETRY_AFTER = {
+  'Retry-After': { type: 'string', description: 'Seconds to wait before trying again.' },
+};
+
+/** The headers an error answer carries (decision 8), by status. */
+const ERROR_HEADERS: Record<number, Record<string, { type: string; description: string }>> = {
+  401: { 'WWW-Authenticate': { type: 'string', description: '`Bearer realm="cqs"`.' } },
+  429: RETRY_AFTER,
+  503: RETRY_AFTER,
+};
+
 /** Error responses for the given statuses, each an ErrorResponse with a description and an example. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
   for (const status of statuses) {
+    const headers = ERROR_HEADERS[status];
     out[status] = Type.Object(
       { error: Type.String() },
-      { description: ERROR_TEXT[status] ?? 'Error', examples: [{ error: ERROR_EXAMPLE[status] ?? 'error' }] },
+      {
+        description: ERROR_TEXT[status] ?? 'Error',
+        examples: [{ error: ERROR_EXAMPLE[status] ?? 'error' }],
+        ...(headers ? { headers } : {}),
+      },
     );
   }
   return out;

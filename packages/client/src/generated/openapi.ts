@@ -849,6 +849,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -914,6 +916,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -946,6 +950,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -962,6 +968,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1091,6 +1099,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1192,6 +1202,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1208,6 +1220,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1294,6 +1308,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1395,6 +1411,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1411,6 +1429,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1500,6 +1520,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1601,6 +1623,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1617,6 +1641,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1704,6 +1730,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1805,6 +1833,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1821,6 +1851,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1890,6 +1922,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1987,6 +2021,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2003,6 +2039,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2072,6 +2110,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2169,6 +2209,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2185,6 +2227,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2359,6 +2403,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2407,6 +2453,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2423,6 +2471,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2743,6 +2793,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2791,6 +2843,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2807,6 +2861,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2863,6 +2919,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2903,9 +2961,43 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2922,6 +3014,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3007,6 +3101,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3071,6 +3167,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3087,6 +3185,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3159,6 +3259,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3220,9 +3322,43 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3239,6 +3375,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3363,6 +3501,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3427,6 +3567,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3443,6 +3585,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3559,6 +3703,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3671,6 +3817,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3687,6 +3835,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3812,6 +3962,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3926,6 +4078,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3942,6 +4096,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4057,6 +4213,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4169,6 +4327,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4185,6 +4345,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4261,6 +4423,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4325,6 +4489,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4341,6 +4507,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4417,6 +4585,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4478,6 +4648,38 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
             /** @description A field is invalid; the message names it. */
             422: {
                 headers: {
@@ -4497,6 +4699,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4513,6 +4717,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4593,6 +4799,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4652,6 +4860,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4668,6 +4878,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4739,6 +4951,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4766,6 +4980,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4782,6 +4998,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4869,6 +5087,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4888,6 +5108,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
                     "application/json": {
                         error: string;
                     };
@@ -4928,6 +5164,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4944,6 +5182,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5021,6 +5261,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5080,6 +5322,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5096,6 +5340,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5149,6 +5395,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5189,6 +5437,38 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
             /** @description A field is invalid; the message names it. */
             422: {
                 headers: {
@@ -5208,6 +5488,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5224,6 +5506,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5313,6 +5597,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5346,6 +5632,22 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
                      *     }
                      */
                     "application/json": {
@@ -5388,6 +5690,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5404,6 +5708,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5467,6 +5773,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5507,6 +5815,38 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
             /** @description A field is invalid; the message names it. */
             422: {
                 headers: {
@@ -5526,6 +5866,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5542,6 +5884,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5604,6 +5948,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5644,6 +5990,38 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
             /** @description A field is invalid; the message names it. */
             422: {
                 headers: {
@@ -5663,6 +6041,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5679,6 +6059,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5776,6 +6158,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5835,6 +6219,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5851,6 +6237,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5915,6 +6303,8 @@ export interface operations {
             /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
             401: {
                 headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5955,6 +6345,38 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
             /** @description A field is invalid; the message names it. */
             422: {
                 headers: {
@@ -5974,6 +6396,8 @@ export interface operations {
             /** @description Rate limited; retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5990,6 +6414,8 @@ export interface operations {
             /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
