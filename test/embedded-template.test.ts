@@ -5,6 +5,7 @@
  * never overwritten by it.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -62,6 +63,31 @@ describe('the archive a first embedded start loads', () => {
     // …and reopened, each is the database it was.
     const again = await systemIdentifier(a);
     assert.deepEqual(again, first);
+  });
+
+  it('makes anew a database whose first start was killed while it was being made', async () => {
+    // A real first start, killed (SIGKILL: no handler runs) as soon as the archive's first file is there.
+    const dataDir = await tempDir();
+    const dir = join(dataDir, 'pglite');
+    const bin = fileURLToPath(new URL('../bin/cqs.js', import.meta.url));
+    const child = spawn(process.execPath, [bin, 'serve'], {
+      env: { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    while (!existsSync(join(dir, 'PG_VERSION'))) await new Promise((resolve) => setTimeout(resolve, 2));
+    child.kill('SIGKILL');
+    await exited;
+    // Before the first start's mark, every later start failed ("PGlite failed to initialize properly").
+    const made = await systemIdentifier(dataDir, 'After Co');
+    assert.ok(made.names.includes('After Co'));
+    // And a directory that a first start left with its mark and half a database, the same.
+    const half = await tempDir();
+    await mkdir(join(half, 'pglite', 'base', '1'), { recursive: true });
+    await writeFile(join(half, 'pglite', 'PG_VERSION'), '17\n');
+    await writeFile(join(half, 'pglite', 'cqs-first-start'), '');
+    assert.deepEqual((await systemIdentifier(half, 'Half Co')).names, ['Half Co']);
+    assert.equal(existsSync(join(half, 'pglite', 'cqs-first-start')), false, 'the mark goes once it is made');
   });
 
   it('is never loaded into a directory that holds anything but its lock', async () => {

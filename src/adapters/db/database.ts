@@ -17,7 +17,7 @@ import { observingAccessWrites } from './access-writes.ts';
 import { MIGRATION_LOCK_ID } from './advisory-locks.ts';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.ts';
 import { translatingErrors } from './error-translation.ts';
-import { makeTemplate, templateFor } from './pglite-template.ts';
+import { beginOpen, makeTemplate, templateFor } from './pglite-template.ts';
 import { registerDriver } from './prepared.ts';
 import * as schema from './schema.ts';
 import { driverSocket, socketOf } from './whole-message-socket.ts';
@@ -223,11 +223,13 @@ async function openPglite(dir: string): Promise<Database> {
   const { migrate: migratePglite } = await import('drizzle-orm/pglite/migrator');
   let client: PGlite;
   try {
+    const opening = beginOpen(dir);
     const loadDataDir = templateFor(dir);
     client = await PGlite.create(dir, {
       ...(await pgliteOptions()),
       ...(loadDataDir ? { loadDataDir } : {}),
     });
+    opening.done();
   } catch (error) {
     lock.release();
     throw error;

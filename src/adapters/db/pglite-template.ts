@@ -13,8 +13,34 @@ import { dirname, join } from 'node:path';
 import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
 import { installedPackage } from '../installed-package.ts';
 
-/** Files a new data directory may hold before PGlite opens it (the directory lock). */
-const FILES_BEFORE_OPEN = new Set(['cqs.lock']);
+/** The file a first start keeps in the data directory until its new database is whole (`beginOpen`). */
+const FIRST_START_MARK = 'cqs-first-start';
+
+/** Files a new data directory may hold before PGlite opens it (the directory lock, the first start's mark). */
+const FILES_BEFORE_OPEN = new Set(['cqs.lock', FIRST_START_MARK]);
+
+/**
+ * Prepares `dir`, locked, for PGlite to open; call `done` once it has opened. A directory holding nothing is a
+ * first start: it is marked until then. One whose mark is still there held a first start cut short (killed
+ * while it loaded the archive or ran initdb): what that start left is no database, and every later start
+ * failed ("PGlite failed to initialize properly") until someone deleted it; it is removed, and made anew.
+ * A directory without the mark (opened before, or made before the mark existed) is left as it is.
+ */
+export function beginOpen(dir: string): { done(): void } {
+  const mark = join(dir, FIRST_START_MARK);
+  if (existsSync(mark)) {
+    for (const name of readdirSync(dir)) {
+      if (!FILES_BEFORE_OPEN.has(name)) rmSync(join(dir, name), { recursive: true, force: true });
+    }
+  }
+  if (!readdirSync(dir).every((name) => FILES_BEFORE_OPEN.has(name))) return { done() {} };
+  writeFileSync(mark, '');
+  return {
+    done() {
+      rmSync(mark, { force: true });
+    },
+  };
+}
 
 /**
  * Where the archive for the installed PGlite lives: in its node_modules, named by its version, so a PGlite
