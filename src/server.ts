@@ -151,11 +151,17 @@ export async function startService(
     let stopping: Promise<void> | undefined;
     const stop = () => {
       stopping ??= (async () => {
-        // The worker first: it finishes its jobs while the database is still open.
-        await worker?.stop();
-        await sweeper?.stop();
-        await app.close();
-        await metricsServer?.close();
+        // Requests stop at once (new ones are refused, long polls answered, those in flight finish) while the
+        // worker finishes its jobs with the database still open, for at most SHUTDOWN_TIMEOUT. The worker
+        // used to go first: a job waiting on a slow engine kept the process serving, and ready, for minutes
+        // after SIGTERM. A job still running at the deadline is left to its lease, and runs again elsewhere.
+        const jobs = Promise.all([worker?.stop(), sweeper?.stop()]);
+        let deadline: NodeJS.Timeout | undefined;
+        const timeUp = new Promise<void>((resolve) => {
+          deadline = setTimeout(resolve, config.shutdownTimeoutMs);
+        });
+        await Promise.all([app.close(), metricsServer?.close(), Promise.race([jobs, timeUp])]);
+        clearTimeout(deadline);
         await closeServices(services);
       })();
       return stopping;

@@ -88,6 +88,8 @@ export const EnvSchema = Type.Object({
   WORKER_POLL_INTERVAL: Integer(10, 60_000, 500),
   /** Jobs one worker runs at once. */
   WORKER_CONCURRENCY: Integer(1, 64, 2),
+  /** Seconds a stopping process waits for its jobs in progress before it closes (they run again elsewhere). */
+  SHUTDOWN_TIMEOUT: Integer(0, 3600, 25),
   /** Seconds between sweeps that look for uploaded objects (S3) and expire unused upload URLs. */
   UPLOAD_SWEEP_INTERVAL: Integer(1, 3600, 15),
   /** Seconds after an upload URL expires before an upload with no object is marked expired. */
@@ -201,6 +203,8 @@ export interface Config {
   worker: boolean;
   workerPollIntervalMs: number;
   workerConcurrency: number;
+  /** SHUTDOWN_TIMEOUT in milliseconds: how long a stop waits for the jobs in progress. */
+  shutdownTimeoutMs: number;
   uploads: { sweepIntervalSeconds: number; expiryGraceSeconds: number; idleTimeoutSeconds: number };
   events: { retentionDays: number };
   webhooks: {
@@ -346,6 +350,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     worker: e.WORKER,
     workerPollIntervalMs: e.WORKER_POLL_INTERVAL,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT * 1000,
     ffmpegPath: e.FFMPEG_PATH,
     transcriber: {
       engine: e.TRANSCRIBER as Config['transcriber']['engine'],
