@@ -102,6 +102,21 @@ describe('openai engine protocol', () => {
     assert.ok(Math.abs((segments[0]?.confidence ?? 0) - Math.exp(-0.25)) < 1e-9);
   });
 
+  it("waits for a slow server as long as its own timeout says, not as long as Node's fetch would", async () => {
+    // Node's fetch gives up waiting for headers after its dispatcher's headersTimeout (300 s), whatever the
+    // request's signal says: a TRANSCRIBER_TIMEOUT of 600 s failed at 300 s. Made 1 s here to see it.
+    const { Agent, getGlobalDispatcher, setGlobalDispatcher } = await import('undici');
+    const global = getGlobalDispatcher();
+    setGlobalDispatcher(new Agent({ headersTimeout: 1000 }));
+    server.delayMs = 2000;
+    try {
+      assertTimes(await engineOf().transcribe(audio));
+    } finally {
+      server.delayMs = 0;
+      setGlobalDispatcher(global);
+    }
+  });
+
   it('waits the Retry-After of a 429, then retries', async () => {
     server.received.length = 0;
     server.script.push({ status: 429, headers: { 'retry-after': '1' } });

@@ -29,6 +29,8 @@ export interface FakeTranscriptionServer {
   url: string;
   received: ReceivedRequest[];
   script: ScriptedAnswer[];
+  /** Milliseconds to think before answering a transcription (a slow server; 0 by default). */
+  delayMs: number;
   close(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export function loudRuns(wav: Buffer): { start: number; end: number }[] {
 export async function startFakeTranscriptionServer(): Promise<FakeTranscriptionServer> {
   const received: ReceivedRequest[] = [];
   const script: ScriptedAnswer[] = [];
+  const fake: FakeTranscriptionServer = { url: '', received, script, delayMs: 0, close: async () => {} };
   const server: Server = createServer(async (req, res) => {
     if (req.method !== 'POST' || req.url !== '/v1/audio/transcriptions') {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
@@ -80,6 +83,7 @@ export async function startFakeTranscriptionServer(): Promise<FakeTranscriptionS
       res.end(scripted.body ?? '{"error":{"message":"scripted"}}');
       return;
     }
+    if (fake.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, fake.delayMs));
     if (!file || fields.model?.[0] === undefined) {
       res
         .writeHead(400, { 'content-type': 'application/json' })
@@ -118,10 +122,7 @@ export async function startFakeTranscriptionServer(): Promise<FakeTranscriptionS
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    received,
-    script,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  fake.url = `http://127.0.0.1:${port}`;
+  fake.close = () => new Promise((resolve) => server.close(() => resolve()));
+  return fake;
 }

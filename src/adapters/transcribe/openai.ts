@@ -83,7 +83,29 @@ export function createOpenAiEngine(options: OpenAiOptions): TranscriptionEngine 
   const attempts = options.attempts ?? 4;
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
 
+  /**
+   * undici's own fetch with an agent whose header and body timeouts are the engine's: Node's fetch gives up
+   * waiting for headers at 300 s whatever its signal says, so a TRANSCRIBER_TIMEOUT above that (600 s by
+   * default) failed at 300 s as "unreachable". Loaded at the first request, by the processes that transcribe.
+   */
+  let http:
+    | Promise<{
+        fetch: typeof import('undici').fetch;
+        FormData: typeof import('undici').FormData;
+        dispatcher: import('undici').Agent;
+      }>
+    | undefined;
+  const httpClient = () => {
+    http ??= import('undici').then(({ Agent, fetch, FormData }) => ({
+      fetch,
+      FormData,
+      dispatcher: new Agent({ headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs }),
+    }));
+    return http;
+  };
+
   async function post(wav: Uint8Array, offset: number): Promise<TranscribedSegment[]> {
+    const { fetch, FormData, dispatcher } = await httpClient();
     for (let attempt = 1; ; attempt++) {
       const form = new FormData();
       form.append('file', new Blob([wav], { type: 'audio/wav' }), 'audio.wav');
@@ -91,13 +113,14 @@ export function createOpenAiEngine(options: OpenAiOptions): TranscriptionEngine 
       form.append('response_format', 'verbose_json');
       form.append('timestamp_granularities[]', 'segment');
       form.append('timestamp_granularities[]', 'word');
-      let response: Response;
+      let response: Awaited<ReturnType<typeof fetch>>;
       try {
         response = await fetch(url, {
           method: 'POST',
           headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
           body: form,
           signal: AbortSignal.timeout(options.timeoutMs),
+          dispatcher,
         });
       } catch (error) {
         const timedOut = error instanceof Error && error.name === 'TimeoutError';
