@@ -124,6 +124,19 @@ for (const backend of BACKENDS) {
       assert.ok((seriesValue(text, 'cqs_queue_oldest_job_age_seconds{kind="metrics.test"}') ?? 0) >= 1);
     });
 
+    it('counts a job queued to run later as waiting only from its time on', async () => {
+      const { db } = running.services.database;
+      await running.services.queue.enqueue(db, {
+        kind: 'metrics.later',
+        companyId: c.id,
+        delaySeconds: 3600,
+      });
+      await sleep(1100);
+      const text = await scrape();
+      assert.equal(seriesValue(text, 'cqs_queue_jobs{kind="metrics.later"}'), 1);
+      assert.equal(seriesValue(text, 'cqs_queue_oldest_job_age_seconds{kind="metrics.later"}'), 0);
+    });
+
     it('counts the bytes of an upload and the long polls waiting', async () => {
       const before = seriesValue(await scrape(), 'cqs_upload_bytes_received_total') ?? 0;
       const upload = await issueTestUpload({ services: running.services } as unknown as Harness, c);
