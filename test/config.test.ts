@@ -61,6 +61,26 @@ describe('configuration', () => {
     );
   });
 
+  it('shows no secret in its errors: a URL without its password, a secret by its length', () => {
+    const error = (() => {
+      try {
+        loadConfig({
+          DATABASE_URL: 'postgress://cqs:S3cretPassw0rd@db.example/cqs',
+          REDIS_URL: 'redis2://:R3disPass@cache:6379',
+          STORAGE_SIGNING_SECRET: 'tooShortS3cret',
+        });
+      } catch (caught) {
+        return (caught as Error).message;
+      }
+      return '';
+    })();
+    for (const secret of ['S3cretPassw0rd', 'R3disPass', 'tooShortS3cret'])
+      assert.ok(!error.includes(secret), error);
+    assert.match(error, /DATABASE_URL="postgress:\/\/cqs:\*\*\*@db\.example\/cqs"/);
+    assert.match(error, /REDIS_URL="redis2:\/\/:\*\*\*@cache:6379"/);
+    assert.match(error, /STORAGE_SIGNING_SECRET=\(14 characters, not shown\)/);
+  });
+
   it('rejects an upload expiry below 1 second', () => {
     assert.throws(() => loadConfig({ UPLOAD_URL_EXPIRES_IN: '0' }), /UPLOAD_URL_EXPIRES_IN/);
   });

@@ -262,6 +262,18 @@ function parseTrustProxy(text: string): false | string[] {
   return parts;
 }
 
+/** Variables whose whole value is a secret: a message about them never shows it. */
+const SECRET_VARIABLES = new Set(['STORAGE_SIGNING_SECRET', 'S3_SECRET_ACCESS_KEY', 'TRANSCRIBER_API_KEY']);
+
+/**
+ * A variable's value as a configuration error may show it: a secret's length only, and a URL without the
+ * password its user part may carry (DATABASE_URL, REDIS_URL). The message goes to a terminal or a log.
+ */
+function shown(name: string, text: string): string {
+  if (SECRET_VARIABLES.has(name)) return `(${text.length} characters, not shown)`;
+  return JSON.stringify(text.replace(/^((?:[a-z][a-z0-9+.-]*:\/\/)?[^:/?#@]*):[^@/?#]*@/i, '$1:***@'));
+}
+
 /** Validates `env` (normally `process.env`) and returns the configuration, or throws a ConfigError. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const raw: Record<string, unknown> = {};
@@ -288,7 +300,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     const allowed = (schema as { anyOf?: { const?: unknown }[] }).anyOf?.map((s) => s.const);
     const first = Value.Errors(schema, value[name])[0];
     const message = allowed ? `must be one of ${allowed.join(', ')}` : (first?.message ?? 'is invalid');
-    problems.push(`${name}=${JSON.stringify(env[name] ?? '')}: ${message}`);
+    problems.push(`${name}=${shown(name, env[name] ?? '')}: ${message}`);
   }
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n  ${[...new Set(problems)].join('\n  ')}`);
