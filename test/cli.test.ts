@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { acquireDirectoryLock } from '../src/adapters/db/directory-lock.ts';
 import { freePort, runCli, serveCli } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
@@ -108,6 +109,38 @@ describe('cqs command line', () => {
       assert.equal(result.code, 2, `${args.join(' ')}: ${result.err}`);
       assert.match(result.err, message);
       assert.doesNotMatch(result.err, /select|update|insert|Failed query/i);
+    }
+  });
+
+  it('checks ids before it opens the database, and says a duplicate product name is a conflict', async () => {
+    const env = { DATA_DIR: await tempDir() };
+    const company = JSON.parse((await runCli(['company', 'create', 'Acme'], env)).out).id as string;
+    const created = await runCli(['product', 'create', '--company', company, '--name', 'P1'], env);
+    assert.equal(created.code, 0, created.err);
+    const again = await runCli(['product', 'create', '--company', company, '--name', 'P1'], env);
+    assert.equal(again.code, 4, again.err);
+    assert.match(again.err, /has a product of that name already/);
+    assert.doesNotMatch(again.err, /duplicate key|constraint/);
+    // The directory held by another process (this one): a bad id is still a usage error, not "in use".
+    const lock = acquireDirectoryLock(join(env.DATA_DIR, 'pglite'));
+    try {
+      const cases: [string[], RegExp][] = [
+        [
+          ['user', 'deactivate', 'not-a-uuid', '--company', company],
+          /USER_ID: "not-a-uuid" is not a user id/,
+        ],
+        [['product', 'archive', '99999999999999999999', '--company', company], /is not a product id/],
+        [['product', 'unarchive', 'x', '--company', company], /is not a product id/],
+        [['grant', '--company', company, '--product', 'p', '--user', company], /is not a product id/],
+        [['key', 'revoke', 'k1', '--company', company], /KEY_ID: "k1" is not a key id/],
+      ];
+      for (const [args, message] of cases) {
+        const result = await runCli(args, env);
+        assert.equal(result.code, 2, `${args.join(' ')}: ${result.err}`);
+        assert.match(result.err, message);
+      }
+    } finally {
+      lock.release();
     }
   });
 

@@ -45,6 +45,12 @@ const FOREIGN_KEY_VIOLATION = '23503';
  */
 const CONCURRENCY_ABORTS = new Set(['40P01', '40001']);
 
+/** SQLSTATE of a unique violation, and what it means by the index that refused the row. */
+const UNIQUE_VIOLATION = '23505';
+const ALREADY_EXISTS: Record<string, string> = {
+  products_company_name_idx: 'the company has a product of that name already',
+};
+
 /** What a missing referenced row is called in an answer, by its table. */
 const REFERENCED: Record<string, string> = {
   conversations: 'the call',
@@ -67,6 +73,8 @@ export function domainErrorOfDatabase(error: unknown): DomainError | undefined {
     const table = typeof detail === 'string' ? /not present in table "([^"]+)"/.exec(detail)?.[1] : undefined;
     const what = (table && REFERENCED[table]) ?? 'a record it refers to';
     translated = new NotFoundError(`${what} no longer exists (deleted meanwhile)`);
+  } else if (code === UNIQUE_VIOLATION && typeof constraint === 'string' && ALREADY_EXISTS[constraint]) {
+    translated = new ConflictError(ALREADY_EXISTS[constraint]);
   } else if (typeof code === 'string' && CONCURRENCY_ABORTS.has(code)) {
     translated = new UnavailableError('a concurrent change got in the way; retry');
   } else if (typeof code === 'string' && UNSTORABLE_TEXT_SQLSTATES.has(code)) {

@@ -42,8 +42,9 @@ const uuid = (what: string, name: string) => (value: string) => {
   }
   return value.toLowerCase();
 };
+/** A product id: a whole number the database can hold (its ids are bigint; past 2^53 none is made). */
 const integer = (value: string) => {
-  if (!/^\d+$/.test(value))
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)))
     throw new CliError(`${JSON.stringify(value)} is not a product id (a whole number)`, 2);
   return Number(value);
 };
@@ -114,13 +115,15 @@ export function registerOperatorCommands(program: Command): void {
       .command(`${name} <userId>`)
       .description(`${name[0]?.toUpperCase()}${name.slice(1)} a user (an inactive user's keys stop working)`)
       .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
-      .action((userId: string, o: { company: string }) =>
-        withServices(async (s) => {
-          const row = await updateUser(s.database.db, o.company, uuid('USER_ID', 'user')(userId), { active });
+      .action((userId: string, o: { company: string }) => {
+        // Ids are checked before the database is opened, so a typo is refused even while `cqs serve` holds it.
+        const id = uuid('USER_ID', 'user')(userId);
+        return withServices(async (s) => {
+          const row = await updateUser(s.database.db, o.company, id, { active });
           if (!row) throw new NotFoundError(`user ${userId} not found`);
           printJson(row);
-        }),
-      );
+        });
+      });
   }
 
   const product = program.command('product').description('Products of a company');
@@ -147,11 +150,12 @@ export function registerOperatorCommands(program: Command): void {
     product
       .command(`${name} <productId>`)
       .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
-      .action((productId: string, o: { company: string }) =>
-        withServices(async (s) =>
-          printJson(await setProductArchived(s.database.db, o.company, integer(productId), archived)),
-        ),
-      );
+      .action((productId: string, o: { company: string }) => {
+        const id = integer(productId);
+        return withServices(async (s) =>
+          printJson(await setProductArchived(s.database.db, o.company, id, archived)),
+        );
+      });
   }
 
   program
@@ -160,12 +164,13 @@ export function registerOperatorCommands(program: Command): void {
     .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
     .requiredOption('--product <id>', 'product id')
     .requiredOption('--user <id>', 'user id (a UUID)', uuid('--user', 'user'))
-    .action((o: { company: string; product: string; user: string }) =>
-      withServices(async (s) => {
-        await grantProductToUser(s.database.db, o.company, integer(o.product), o.user);
-        printJson({ granted: true, product_id: integer(o.product), user_id: o.user });
-      }),
-    );
+    .action((o: { company: string; product: string; user: string }) => {
+      const productId = integer(o.product);
+      return withServices(async (s) => {
+        await grantProductToUser(s.database.db, o.company, productId, o.user);
+        printJson({ granted: true, product_id: productId, user_id: o.user });
+      });
+    });
 
   const key = program.command('key').description('API keys');
   key
@@ -221,12 +226,10 @@ export function registerOperatorCommands(program: Command): void {
     .command('revoke <keyIdOrKey>')
     .description('Revoke a key, named by its id (cqs key list) or by the key itself (cqs_…)')
     .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
-    .action((keyIdOrKey: string, o: { company: string }) =>
-      withServices(async (s) => {
-        const named = keyIdOrKey.startsWith('cqs_') ? keyIdOrKey : uuid('KEY_ID', 'key')(keyIdOrKey);
-        printJson(await revokeKey(s.database.db, o.company, named));
-      }),
-    );
+    .action((keyIdOrKey: string, o: { company: string }) => {
+      const named = keyIdOrKey.startsWith('cqs_') ? keyIdOrKey : uuid('KEY_ID', 'key')(keyIdOrKey);
+      return withServices(async (s) => printJson(await revokeKey(s.database.db, o.company, named)));
+    });
 
   program
     .command('seed <file>')
