@@ -7,7 +7,7 @@ import { enforceBodyRate } from './http/body-rate.ts';
 import { answerClientError, answerFrameworkError, installErrorHandler } from './http/error-handler.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
 import { loggerOptions, requestLogger } from './http/logging.ts';
-import { installRequestMetrics } from './http/metrics.ts';
+import { installRequestMetrics, observeUnrouted } from './http/metrics.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
 import { accessOf, installRouteAccess, type RouteAccess } from './http/route-access.ts';
@@ -59,7 +59,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // A path parameter up to a conversation_id of 255 characters, percent-encoded (Fastify's 100 answered
     // 414 to the live endpoints for one of 101 characters).
     routerOptions: { maxParamLength: 4096 },
-    frameworkErrors: answerFrameworkError,
+    frameworkErrors: (error, request, reply) => {
+      answerFrameworkError(error, request, reply);
+      if (services.metrics) observeUnrouted(services.metrics, request.method, reply.statusCode);
+    },
     // Slow clients must not hold sockets for ever: headers and a whole request (an upload included) have
     // time limits, checked every second rather than Node's default 30 s.
     serverFactory: (handler) => {

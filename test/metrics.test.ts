@@ -113,6 +113,15 @@ for (const backend of BACKENDS) {
       );
     });
 
+    it('counts the 400 of a URL no route can read (a malformed percent-encoding) as unmatched', async () => {
+      const series = 'cqs_http_requests_total{method="GET",route="unmatched",status="400"}';
+      const before = seriesValue(await scrape(), series) ?? 0;
+      for (const path of ['/api/v1/call-handoff/%ZZ', '/api/v1/calls/%E0%A4%A']) {
+        assert.equal((await api(path)).status, 400);
+      }
+      assert.equal((seriesValue(await scrape(), series) ?? 0) - before, 2);
+    });
+
     it('shows the queue per kind: depth and the age of the oldest job', async () => {
       const { db } = running.services.database;
       await running.services.queue.enqueue(db, { kind: 'metrics.test', companyId: c.id });

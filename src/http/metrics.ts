@@ -11,6 +11,14 @@ import type { Metrics } from '../adapters/metrics/metrics.ts';
 /** The route label of requests no route matched (404s of unknown paths). */
 const UNMATCHED = 'unmatched';
 
+/**
+ * Counts an answer Fastify made before routing, where no hook runs (a malformed percent-encoding, a path
+ * segment too long): under the unmatched route, or the requests counted would miss those 400s.
+ */
+export function observeUnrouted(metrics: Metrics, method: string, status: number): void {
+  metrics.observeRequest(method, UNMATCHED, status, 0);
+}
+
 /** Counts every answered request of the app. */
 export function installRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
   app.addHook('onResponse', async (request, reply) => {
