@@ -1,4 +1,5 @@
 /** Starts the service: opens the database, migrates, bootstraps a new one, listens, stops on a signal. */
+import { lookup } from 'node:dns/promises';
 import type { FastifyInstance } from 'fastify';
 import { createLruCache } from './adapters/cache/lru.ts';
 import { type Database, openDatabase } from './adapters/db/database.ts';
@@ -118,6 +119,11 @@ export function bootstrapBanner(result: BootstrapResult, publicUrl: string): str
   ].join('\n');
 }
 
+/** The service could not listen where its configuration says (HOST, PORT, METRICS_PORT). */
+export class ListenError extends Error {
+  override name = 'ListenError';
+}
+
 /** Starts everything and listens; `print` receives the one-time bootstrap banner. */
 export async function startService(
   config: Config,
@@ -125,17 +131,35 @@ export async function startService(
 ): Promise<RunningService> {
   const services = await openServices(config);
   try {
+    // A HOST that does not resolve is found before the demo company is made and its key printed (the
+    // banner comes before "Server listening", which tools wait for); a port in use is found by listen.
+    await lookup(config.host).catch((error: unknown) => {
+      throw new ListenError(`cannot listen on HOST=${config.host}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    });
     if (config.bootstrap) {
       const result = await bootstrapIfEmpty(services.database.db);
       if (result) print(bootstrapBanner(result, config.publicUrl));
     }
     const app = await buildApp(services);
-    const url = await app.listen({ port: config.port, host: config.host });
+    const url = await app.listen({ port: config.port, host: config.host }).catch(async (error: unknown) => {
+      await app.close();
+      throw new ListenError(
+        `cannot listen on HOST=${config.host} PORT=${config.port}: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    });
     const metricsServer =
       services.metrics && config.metricsPort !== undefined
         ? await startMetricsServer(services.metrics, config.host, config.metricsPort).catch(async (error) => {
             await app.close();
-            throw error;
+            throw new ListenError(
+              `cannot serve metrics on HOST=${config.host} METRICS_PORT=${config.metricsPort}: ${(error as Error).message}`,
+              { cause: error },
+            );
           })
         : undefined;
     if (metricsServer) app.log.info({ url: `${metricsServer.url}/metrics` }, 'metrics served');

@@ -144,6 +144,16 @@ describe('cqs command line', () => {
     }
   });
 
+  it('names HOST when it cannot listen, before it makes the demo company and prints a key', async () => {
+    const env = { DATA_DIR: await tempDir(), HOST: 'no-such-host.invalid', PORT: String(await freePort()) };
+    const served = await runCli(['serve'], env);
+    assert.equal(served.code, 1, served.err);
+    assert.match(served.err, /cannot listen on HOST=no-such-host\.invalid: /);
+    assert.ok(!served.out.includes('API key:'), served.out);
+    const list = await runCli(['company', 'list'], { DATA_DIR: env.DATA_DIR });
+    assert.equal(list.out.trim(), '', 'no demo company was made');
+  });
+
   it('exits with 2 on a usage error of any command (unknown option, missing argument or option)', async () => {
     const env = { DATA_DIR: await tempDir() };
     for (const args of [

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { makeEmbeddedTemplate } from '../../adapters/db/database.ts';
 import { DirectoryLockedError } from '../../adapters/db/directory-lock.ts';
-import { startService } from '../../server.ts';
+import { ListenError, startService } from '../../server.ts';
 import { CliError, configFromEnv, withServices } from '../io.ts';
 
 /** Adds the serve and migrate commands. */
@@ -21,6 +21,7 @@ export function registerServeCommands(program: Command): void {
         running = await startService(config);
       } catch (error) {
         if (error instanceof DirectoryLockedError) throw new CliError(error.message, 3);
+        if (error instanceof ListenError) throw new CliError(error.message, 1);
         throw error;
       }
       for (const signal of ['SIGINT', 'SIGTERM'] as const) {
