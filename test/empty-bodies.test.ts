@@ -47,6 +47,9 @@ for (const backend of BACKENDS) {
       assert.equal(res.statusCode, 415, res.body);
       const handoff = await send('POST', '/api/v1/call-handoff', c.writerKey, FORM, '');
       assert.equal(handoff.statusCode, 415, handoff.body);
+      // A path no route serves is a 404, whatever its body.
+      const nowhere = await send('POST', '/api/v1/no-such-route', c.key, 'text/plain', 'x');
+      assert.equal(nowhere.statusCode, 404, nowhere.body);
     });
   });
 }

@@ -214,7 +214,8 @@ export function installJsonBodyParser(app: FastifyInstance): void {
     const length = request.headers['content-length'];
     const empty =
       (length === undefined || length === '0') && request.headers['transfer-encoding'] === undefined;
-    if (empty && request.routeOptions.schema?.body === undefined) {
+    // No route: the not-found answer, as Fastify gives it when no parser matches (the body is not read).
+    if (request.is404 || (empty && request.routeOptions.schema?.body === undefined)) {
       done(null, undefined);
       return;
     }
