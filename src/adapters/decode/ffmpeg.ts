@@ -30,6 +30,18 @@ export class UndecodableError extends Error {
   override name = 'UndecodableError';
 }
 
+/** The decoder gave nothing for the stall limit while it was waited on: stopped; a later attempt may do better. */
+export class DecoderStalledError extends Error {
+  override name = 'DecoderStalledError';
+}
+
+/**
+ * How long the decoder may give nothing while it is waited on, by default: longer than storage may take to
+ * fail a read (S3_TIMEOUT, the SDK's three tries), so only a decoder that hangs or spins is stopped. A running
+ * job's lease is renewed, so without it such a decoder held its worker's slot for good.
+ */
+const DECODE_STALL_MS = 600_000;
+
 function versionOf(path: string): string | undefined {
   const run = spawnSync(path, ['-version'], { encoding: 'utf8', timeout: 10_000 });
   if (run.status !== 0) return undefined;
@@ -82,6 +94,8 @@ export interface PcmOptions {
   container: string | null;
   /** Every chunk yielded holds a whole number of this many sample frames (a detector's frame). */
   frameSamples?: number;
+  /** Milliseconds the decoder may give nothing while waited on (DECODE_STALL_MS unless given). */
+  stallMs?: number;
 }
 
 /** Bytes read from storage at a time: small, so that garbage stays small between collections. */
@@ -183,8 +197,28 @@ export async function* decodePcm(
   const frameBytes = options.channels * 2 * (options.frameSamples ?? 1);
   let carry = Buffer.alloc(0);
   let done = false;
+  const stallMs = options.stallMs ?? DECODE_STALL_MS;
+  const chunks = (child.stdout as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  /** The next chunk; only the time spent waiting for it counts (not the time the caller holds a chunk). */
+  const nextChunk = async (): Promise<IteratorResult<Buffer>> => {
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new DecoderStalledError(`the decoder gave nothing for ${stallMs / 1000} s; stopped`));
+      }, stallMs);
+    });
+    const next = chunks.next();
+    next.catch(() => {}); // after a stall, whatever becomes of the read is no one's concern
+    try {
+      return await Promise.race([next, stalled]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   try {
-    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    for (let next = await nextChunk(); !next.done; next = await nextChunk()) {
+      const chunk = next.value;
       const bytes = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
       const usable = bytes.length - (bytes.length % frameBytes);
       carry = Buffer.from(bytes.subarray(usable));
