@@ -31,7 +31,11 @@ const LISTED_BY: Record<string, string> = {
   user: 'cqs user list --company ID',
   key: 'cqs key list --company ID',
 };
-/** Checks an id before any query: the database would refuse it with its SQL in the message. */
+/**
+ * Checks an id before any query (the database would refuse it with its SQL in the message), as a parser of
+ * its argument or option: Commander runs it before the action, so a typo is refused even while `cqs serve`
+ * holds the embedded database.
+ */
 const uuid = (what: string, name: string) => (value: string) => {
   if (!UUID.test(value)) {
     throw new CliError(
@@ -71,20 +75,21 @@ export function registerOperatorCommands(program: Command): void {
     .description('List companies')
     .action(() => withServices(async (s) => (await listCompanies(s.database.db)).forEach(printJson)));
   company
-    .command('update <id>')
+    .command('update')
     .description('Change a company')
+    .argument('<id>', 'company id (a UUID)', uuid('ID', 'company'))
     .requiredOption(
       '--retention-days <days|none>',
       'erase calls whose start_time is older than this many days (daily sweep); none: keep them',
+      // Checked as it is parsed; `none` is a string here (Commander turns a parser's null into '').
+      (value: string) => (['none', 'clear'].includes(value) ? 'none' : retentionDays(value)),
     )
-    .action((id: string, o: { retentionDays: string }) => {
-      // Checked before the database is opened, so a typo is refused even while `cqs serve` holds it.
-      const companyId = uuid('ID', 'company')(id);
-      const days = ['none', 'clear'].includes(o.retentionDays) ? null : retentionDays(o.retentionDays);
-      return withServices(async (s) =>
-        printJson(await updateRetention({ db: s.database.db }, companyId, days)),
-      );
-    });
+    .action((companyId: string, o: { retentionDays: number | 'none' }) =>
+      withServices(async (s) => {
+        const days = o.retentionDays === 'none' ? null : o.retentionDays;
+        printJson(await updateRetention({ db: s.database.db }, companyId, days));
+      }),
+    );
 
   const user = program.command('user').description('Users of a company');
   user
@@ -112,18 +117,17 @@ export function registerOperatorCommands(program: Command): void {
     ['deactivate', false],
   ] as const) {
     user
-      .command(`${name} <userId>`)
+      .command(name)
       .description(`${name[0]?.toUpperCase()}${name.slice(1)} a user (an inactive user's keys stop working)`)
+      .argument('<userId>', 'user id (a UUID)', uuid('USER_ID', 'user'))
       .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
-      .action((userId: string, o: { company: string }) => {
-        // Ids are checked before the database is opened, so a typo is refused even while `cqs serve` holds it.
-        const id = uuid('USER_ID', 'user')(userId);
-        return withServices(async (s) => {
-          const row = await updateUser(s.database.db, o.company, id, { active });
+      .action((userId: string, o: { company: string }) =>
+        withServices(async (s) => {
+          const row = await updateUser(s.database.db, o.company, userId, { active });
           if (!row) throw new NotFoundError(`user ${userId} not found`);
           printJson(row);
-        });
-      });
+        }),
+      );
   }
 
   const product = program.command('product').description('Products of a company');
@@ -148,29 +152,28 @@ export function registerOperatorCommands(program: Command): void {
     ['unarchive', false],
   ] as const) {
     product
-      .command(`${name} <productId>`)
+      .command(name)
+      .argument('<productId>', 'product id', integer)
       .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
-      .action((productId: string, o: { company: string }) => {
-        const id = integer(productId);
-        return withServices(async (s) =>
-          printJson(await setProductArchived(s.database.db, o.company, id, archived)),
-        );
-      });
+      .action((productId: number, o: { company: string }) =>
+        withServices(async (s) =>
+          printJson(await setProductArchived(s.database.db, o.company, productId, archived)),
+        ),
+      );
   }
 
   program
     .command('grant')
     .description('Let a (non-admin) user see a product')
     .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
-    .requiredOption('--product <id>', 'product id')
+    .requiredOption('--product <id>', 'product id', integer)
     .requiredOption('--user <id>', 'user id (a UUID)', uuid('--user', 'user'))
-    .action((o: { company: string; product: string; user: string }) => {
-      const productId = integer(o.product);
-      return withServices(async (s) => {
-        await grantProductToUser(s.database.db, o.company, productId, o.user);
-        printJson({ granted: true, product_id: productId, user_id: o.user });
-      });
-    });
+    .action((o: { company: string; product: number; user: string }) =>
+      withServices(async (s) => {
+        await grantProductToUser(s.database.db, o.company, o.product, o.user);
+        printJson({ granted: true, product_id: o.product, user_id: o.user });
+      }),
+    );
 
   const key = program.command('key').description('API keys');
   key
@@ -223,13 +226,15 @@ export function registerOperatorCommands(program: Command): void {
       }),
     );
   key
-    .command('revoke <keyIdOrKey>')
+    .command('revoke')
     .description('Revoke a key, named by its id (cqs key list) or by the key itself (cqs_…)')
+    .argument('<keyIdOrKey>', 'key id (a UUID) or the key itself', (value: string) =>
+      value.startsWith('cqs_') ? value : uuid('KEY_ID', 'key')(value),
+    )
     .requiredOption('--company <id>', 'company id (a UUID)', uuid('--company', 'company'))
-    .action((keyIdOrKey: string, o: { company: string }) => {
-      const named = keyIdOrKey.startsWith('cqs_') ? keyIdOrKey : uuid('KEY_ID', 'key')(keyIdOrKey);
-      return withServices(async (s) => printJson(await revokeKey(s.database.db, o.company, named)));
-    });
+    .action((named: string, o: { company: string }) =>
+      withServices(async (s) => printJson(await revokeKey(s.database.db, o.company, named))),
+    );
 
   program
     .command('seed <file>')

@@ -7,13 +7,10 @@ import type { Db } from '../../adapters/db/database.ts';
 import { purgeOldEvents } from '../../adapters/db/repositories/events.ts';
 import { deleteInBatches } from '../batches.ts';
 
-/** Events deleted per statement, so one purge never holds many row locks at once. */
-const PURGE_BATCH = 5000;
-
 /** The periodic task's name. */
 export const PURGE_EVENTS_TASK = 'events.purge';
 
 /** Deletes every event older than `retentionDays`; returns how many. Idempotent, safe in several processes. */
 export async function purgeExpiredEvents(db: Db, retentionDays: number): Promise<number> {
-  return deleteInBatches(PURGE_BATCH, (limit) => purgeOldEvents(db, retentionDays, limit));
+  return deleteInBatches((limit) => purgeOldEvents(db, retentionDays, limit));
 }

@@ -42,7 +42,7 @@ export function createHandoffWatcher(db: Db, notifier: ChangeNotifier): HandoffW
   function hearTruncations(): void {
     if (truncations) return;
     truncations = notifier.subscribe(TRUNCATED_KEY, () => {
-      for (const watch of watches.values()) void refresh(watch.companyId, watch.id, watch);
+      for (const watch of watches.values()) void refresh(watch);
     });
     // Not heard: the next watch tries again; its waiters re-read at their deadline meanwhile.
     truncations.catch(() => {
@@ -50,7 +50,7 @@ export function createHandoffWatcher(db: Db, notifier: ChangeNotifier): HandoffW
     });
   }
 
-  async function refresh(companyId: string, id: string, watch: Watch): Promise<void> {
+  async function refresh(watch: Watch): Promise<void> {
     if (watch.reading) {
       watch.again = true;
       return;
@@ -61,7 +61,7 @@ export function createHandoffWatcher(db: Db, notifier: ChangeNotifier): HandoffW
         watch.again = false;
         let row: HandoffRow | undefined;
         try {
-          row = await findHandoff(db, companyId, id);
+          row = await findHandoff(db, watch.companyId, watch.id);
         } catch {
           // The database is unreachable: waiters keep waiting, and re-read themselves at their deadline.
           continue;
@@ -98,7 +98,7 @@ export function createHandoffWatcher(db: Db, notifier: ChangeNotifier): HandoffW
           again: false,
         };
         created.ready = notifier.subscribe(key, () => {
-          void refresh(companyId, id, created);
+          void refresh(created);
         });
         watches.set(key, created);
         watch = created;

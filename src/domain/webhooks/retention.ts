@@ -7,13 +7,10 @@ import type { Db } from '../../adapters/db/database.ts';
 import { purgeOldDeliveries } from '../../adapters/db/repositories/webhooks.ts';
 import { deleteInBatches } from '../batches.ts';
 
-/** Deliveries deleted per statement, so one purge never holds many row locks at once. */
-const PURGE_BATCH = 5000;
-
 /** The periodic task's name. */
 export const PURGE_DELIVERIES_TASK = 'webhooks.purge';
 
 /** Deletes every finished delivery older than `retentionDays`; returns how many. Idempotent, safe in several processes. */
 export async function purgeExpiredDeliveries(db: Db, retentionDays: number): Promise<number> {
-  return deleteInBatches(PURGE_BATCH, (limit) => purgeOldDeliveries(db, retentionDays, limit));
+  return deleteInBatches((limit) => purgeOldDeliveries(db, retentionDays, limit));
 }

@@ -135,16 +135,23 @@ export async function findPurgedPosition(db: Db, companyId: string): Promise<Pos
 }
 
 /**
+ * The time `retentionDays` days ago, as SQL, for EVENT_RETENTION_DAYS (events, and webhook deliveries with
+ * them). Days of 86,400 s: `days =>` counts calendar days in the session's time zone, and across a change to
+ * summer time a server with such a zone kept events for an hour less than EVENT_RETENTION_DAYS.
+ */
+export function retentionCutoff(retentionDays: number): SQL {
+  return sql`now() - make_interval(secs => ${retentionDays * 86_400})`;
+}
+
+/**
  * Deletes up to `limit` events of every company created more than `retentionDays` ago and records, per
  * company, the highest position deleted; returns how many were deleted. Service-wide: the cleanup's.
- * Days of 86,400 s: `days =>` counts calendar days in the session's time zone, and across a change to
- * summer time a server with such a zone kept events for an hour less than EVENT_RETENTION_DAYS.
  */
 export async function purgeOldEvents(db: Db, retentionDays: number, limit: number): Promise<number> {
   const result = await db.execute(sql`
     with doomed as (
       select company_id, id from events
-      where created_at < now() - make_interval(secs => ${retentionDays * 86_400})
+      where created_at < ${retentionCutoff(retentionDays)}
       order by created_at limit ${limit}
     ), deleted as (
       delete from events e using doomed d where e.company_id = d.company_id and e.id = d.id

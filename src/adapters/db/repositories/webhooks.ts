@@ -7,6 +7,7 @@ import { and, asc, desc, eq, isNotNull, lte, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
 import { rowsOf } from '../prepared.ts';
 import { webhookDeliveries, webhookEndpoints } from '../schema.ts';
+import { retentionCutoff } from './events.ts';
 
 /** An endpoint row. */
 export type WebhookEndpoint = typeof webhookEndpoints.$inferSelect;
@@ -316,7 +317,7 @@ export async function pendingDeliveryStats(db: Db): Promise<{ pending: number; o
 
 /**
  * Deletes up to `limit` deliveries, of every company, that are no longer pending and were made more than
- * `retentionDays` ago (days of 86,400 s, as the events purge counts them); returns how many. Service-wide:
+ * `retentionDays` ago (`retentionCutoff`, as the events purge counts them); returns how many. Service-wide:
  * the cleanup's. It walks each endpoint's `(company_id, endpoint_id, created_at)` index, so the table needs
  * no index of its own for it, nor an extra entry for every delivery written.
  */
@@ -327,7 +328,7 @@ export async function purgeOldDeliveries(db: Db, retentionDays: number, limit: n
       cross join lateral (
         select company_id, id from webhook_deliveries d
         where d.company_id = e.company_id and d.endpoint_id = e.id
-          and d.created_at < now() - make_interval(secs => ${retentionDays * 86_400})
+          and d.created_at < ${retentionCutoff(retentionDays)}
           and d.status <> 'pending'
         order by d.created_at limit ${limit}
       ) d
