@@ -1890,6 +1890,10 @@ export interface operations {
             /** @description Done. */
             200: {
                 headers: {
+                    /** @description RFC 9745: `@1767225600` (deprecated since 2026-01-01). */
+                    Deprecation?: string;
+                    /** @description `<…/api/v1/docs>; rel="deprecation"; type="text/html"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2078,6 +2082,10 @@ export interface operations {
             /** @description Done. */
             200: {
                 headers: {
+                    /** @description RFC 9745: `@1767225600` (deprecated since 2026-01-01). */
+                    Deprecation?: string;
+                    /** @description `<…/api/v1/docs>; rel="deprecation"; type="text/html"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3078,6 +3086,10 @@ export interface operations {
             /** @description Redirect to the signed URL in `Location` (valid `RECORDING_URL_EXPIRES_IN` seconds). */
             302: {
                 headers: {
+                    /** @description The signed URL of the recording. */
+                    Location?: string;
+                    /** @description `no-store`: the URL expires. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;

@@ -4,8 +4,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { recordCustomer, recordSale } from '../../../domain/calls/live.ts';
 import type { Services } from '../../../services.ts';
 import { setDeprecationHeaders } from '../../deprecation.ts';
-import { CustomerBody, LIVE_DESCRIPTION, LiveParams, SaleBody } from '../../schemas/calls/live.ts';
-import { Success } from '../../schemas/calls/shared.ts';
+import {
+  CustomerBody,
+  LIVE_DESCRIPTION,
+  LiveParams,
+  LiveSuccess,
+  SaleBody,
+} from '../../schemas/calls/live.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import { errorWithExamples, UNKNOWN_FIELD } from '../../schemas/examples.ts';
 
@@ -19,7 +24,7 @@ export const liveRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asy
     return payload;
   };
   const responses = (notFoundTarget: string) => ({
-    200: Success,
+    200: LiveSuccess,
     ...errorResponses(413, 415),
     404: errorWithExamples('No call of the company has this conversation_id.', {
       conversation_not_found: [

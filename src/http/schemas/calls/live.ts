@@ -1,6 +1,8 @@
 /** The schemas of the deprecated live endpoints (spec 4.7–4.8, decision 13). */
 import { Type } from 'typebox';
+import { DEPRECATION_HEADER } from '../../deprecation.ts';
 import { namedExamples } from '../examples.ts';
+import { Success } from './shared.ts';
 
 /** The path of both live endpoints. */
 export const LiveParams = Type.Object(
@@ -56,3 +58,17 @@ export const LIVE_DESCRIPTION = [
   'that conversation_id, 409 (ambiguous). A body with no data (`{}`, or the field null) is a 422',
   '"no data provided" and changes nothing.',
 ].join('\n');
+
+/** The 200 answer of a live route: the success body, with the deprecation headers every answer carries. */
+export const LiveSuccess = Type.Object(Success.properties, {
+  additionalProperties: false,
+  description: 'Done.',
+  examples: [{ success: true }],
+  headers: {
+    Deprecation: {
+      type: 'string',
+      description: `RFC 9745: \`${DEPRECATION_HEADER}\` (deprecated since 2026-01-01).`,
+    },
+    Link: { type: 'string', description: '`<…/api/v1/docs>; rel="deprecation"; type="text/html"`.' },
+  },
+});

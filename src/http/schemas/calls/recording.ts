@@ -45,4 +45,8 @@ export const RecordingLinkResponse = Type.Object(
 /** The 302 answer: no body, the URL in `Location`. */
 export const RecordingRedirect = Type.Null({
   description: 'Redirect to the signed URL in `Location` (valid `RECORDING_URL_EXPIRES_IN` seconds).',
+  headers: {
+    Location: { type: 'string', format: 'uri', description: 'The signed URL of the recording.' },
+    'Cache-Control': { type: 'string', description: '`no-store`: the URL expires.' },
+  },
 });
