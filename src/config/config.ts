@@ -107,6 +107,8 @@ export const EnvSchema = Type.Object({
   WEBHOOK_TIMEOUT: Integer(1, 120, 15),
   /** Webhook endpoints one worker process sends to at once (each endpoint gets at most one). */
   WEBHOOK_CONCURRENCY: Integer(1, 1024, 32),
+  /** Webhook endpoints one company may have, enabled or not: each event is sent to each of them. */
+  WEBHOOK_ENDPOINTS_MAX: Integer(1, 1000, 20),
   /** Milliseconds between the webhook fan-out's polls (it also wakes on every commit of events). */
   WEBHOOK_POLL_INTERVAL: Integer(50, 60_000, 1000),
   /**
@@ -213,6 +215,8 @@ export interface Config {
     timeoutMs: number;
     concurrency: number;
     pollIntervalMs: number;
+    /** WEBHOOK_ENDPOINTS_MAX: endpoints one company may have. */
+    maxEndpoints: number;
   };
   /** FFMPEG_PATH, when set. */
   ffmpegPath: string | undefined;
@@ -385,6 +389,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       timeoutMs: e.WEBHOOK_TIMEOUT * 1000,
       concurrency: e.WEBHOOK_CONCURRENCY,
       pollIntervalMs: e.WEBHOOK_POLL_INTERVAL,
+      maxEndpoints: e.WEBHOOK_ENDPOINTS_MAX,
     },
   };
 }

@@ -3,6 +3,7 @@ import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 import type { Db } from '../../adapters/db/database.ts';
 import {
+  countEndpointsLocked,
   deleteEndpoint,
   failPendingDeliveries,
   findEndpoint,
@@ -14,7 +15,7 @@ import {
 } from '../../adapters/db/repositories/webhooks.ts';
 import { isPublicAddress } from '../../adapters/http/webhook-sender.ts';
 import type { Principal } from '../access/principal.ts';
-import { NotFoundError, ValidationError } from '../errors.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { requireCompanyWide } from '../events/feed.ts';
 import type { EventType } from '../events/types.ts';
 import { newWebhookSecret } from './signing.ts';
@@ -88,20 +89,28 @@ export interface EndpointInput {
   enabled?: boolean;
 }
 
-/** Creates an endpoint with a new secret. */
+/** Creates an endpoint with a new secret; a company at `maxEndpoints` gets a ConflictError. */
 export async function createEndpoint(
   db: Db,
   principal: Principal,
   input: EndpointInput & { url: string },
-  allowPrivate: boolean,
+  { allowPrivate, maxEndpoints }: { allowPrivate: boolean; maxEndpoints: number },
 ): Promise<EndpointView & { secret: string }> {
   requireCompanyWide(principal);
   await checkWebhookUrl(input.url, allowPrivate);
-  const row = await insertEndpoint(db, principal.companyId, {
-    url: input.url,
-    types: input.types ?? null,
-    description: input.description ?? null,
-    secret: newWebhookSecret(),
+  const row = await db.transaction(async (tx) => {
+    const count = await countEndpointsLocked(tx, principal.companyId);
+    if (count >= maxEndpoints) {
+      throw new ConflictError(
+        `the company has ${count} webhook endpoints, the most allowed (WEBHOOK_ENDPOINTS_MAX); delete one first`,
+      );
+    }
+    return insertEndpoint(tx, principal.companyId, {
+      url: input.url,
+      types: input.types ?? null,
+      description: input.description ?? null,
+      secret: newWebhookSecret(),
+    });
   });
   return { ...toEndpointView(row), secret: row.secret };
 }

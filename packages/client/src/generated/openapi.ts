@@ -592,7 +592,7 @@ export interface paths {
          * Create a webhook endpoint
          * @description Needs an API key with the `webhooks` scope whose user is an admin.
          *
-         *     Events of the company are POSTed to `url`, signed per Standard Webhooks. Needs a key of an admin with scope `webhooks`.
+         *     Events of the company are POSTed to `url`, signed per Standard Webhooks. A company has at most `WEBHOOK_ENDPOINTS_MAX` (default 20) endpoints, enabled or not: a 409 past that. Needs a key of an admin with scope `webhooks`.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -5116,6 +5116,17 @@ export interface operations {
             };
             /** @description The API key lacks the `webhooks` scope, or its user is not an admin. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The company has as many endpoints as allowed; nothing was created. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

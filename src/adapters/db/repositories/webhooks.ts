@@ -6,7 +6,7 @@
 import { and, asc, desc, eq, isNotNull, lte, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
 import { rowsOf } from '../prepared.ts';
-import { webhookDeliveries, webhookEndpoints } from '../schema.ts';
+import { companies, webhookDeliveries, webhookEndpoints } from '../schema.ts';
 import { retentionCutoff } from './events.ts';
 
 /** An endpoint row. */
@@ -25,6 +25,24 @@ export interface DeliveryAttempt {
 
 const endpointById = (companyId: string, id: string) =>
   and(eq(webhookEndpoints.companyId, companyId), eq(webhookEndpoints.id, id));
+
+/**
+ * Counts the company's endpoints, holding its row until the transaction ends, so that creates of one
+ * company take turns and a cap checked on the count holds. `no key update` leaves the foreign-key checks of
+ * the company's other writes (calls, events) free.
+ */
+export async function countEndpointsLocked(tx: Db, companyId: string): Promise<number> {
+  await tx
+    .select({ id: companies.id })
+    .from(companies)
+    .where(eq(companies.id, companyId))
+    .for('no key update');
+  const [row] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(webhookEndpoints)
+    .where(eq(webhookEndpoints.companyId, companyId));
+  return row?.n ?? 0;
+}
 
 /** Inserts an endpoint. */
 export async function insertEndpoint(

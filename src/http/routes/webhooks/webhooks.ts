@@ -12,6 +12,7 @@ import {
 } from '../../../domain/webhooks/endpoints.ts';
 import type { Services } from '../../../services.ts';
 import { errorResponses } from '../../schemas/common.ts';
+import { errorWithExamples } from '../../schemas/examples.ts';
 import {
   Accepted,
   CreatedWebhookEndpoint,
@@ -43,13 +44,24 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
         ...common,
         operationId: 'createWebhook',
         summary: 'Create a webhook endpoint',
-        description: `Events of the company are POSTed to \`url\`, signed per Standard Webhooks. ${ACCESS}`,
+        description:
+          `Events of the company are POSTed to \`url\`, signed per Standard Webhooks. A company has at most ` +
+          `\`WEBHOOK_ENDPOINTS_MAX\` (default 20) endpoints, enabled or not: a 409 past that. ${ACCESS}`,
         body: CreateWebhookBody,
-        response: { 201: CreatedWebhookEndpoint, ...errorResponses(415, 422) },
+        response: {
+          201: CreatedWebhookEndpoint,
+          ...errorResponses(415, 422),
+          409: errorWithExamples('The company has as many endpoints as allowed; nothing was created.', {
+            too_many_endpoints: [
+              'WEBHOOK_ENDPOINTS_MAX endpoints exist already',
+              'the company has 20 webhook endpoints, the most allowed (WEBHOOK_ENDPOINTS_MAX); delete one first',
+            ],
+          }),
+        },
       },
     },
     async (request, reply) => {
-      const created = await createEndpoint(db, request.principal, request.body, allowPrivate);
+      const created = await createEndpoint(db, request.principal, request.body, services.config.webhooks);
       return reply.code(201).send(created);
     },
   );
