@@ -54,6 +54,8 @@ describe('webhook URL rule', () => {
       'https://169.254.169.254/latest',
       'https://[::1]/hook',
       'https://[::ffff:127.0.0.1]/hook',
+      'https://[::7f00:1]/hook',
+      'https://[::a9fe:a9fe]/latest',
       'https://localhost/hook',
       'ftp://example.com/hook',
       'not a url',
@@ -61,6 +63,8 @@ describe('webhook URL rule', () => {
       await assert.rejects(checkWebhookUrl(url, false), /url/, url);
     }
     await checkWebhookUrl('https://93.184.215.14/hook', false);
+    await checkWebhookUrl('https://[::5db8:d70e]/hook', false); // 93.184.215.14, IPv4-compatible
+    await checkWebhookUrl('https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/hook', false);
     await checkWebhookUrl('http://127.0.0.1:9/hook', true);
     await assert.rejects(checkWebhookUrl('ftp://127.0.0.1/hook', true), /url/);
     await assert.rejects(checkWebhookUrl('file:///etc/passwd', true), /url/);

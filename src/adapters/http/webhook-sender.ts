@@ -17,8 +17,15 @@ export const RESPONSE_EXCERPT_LENGTH = 500;
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    // An IPv4-compatible address (::a.b.c.d, deprecated by RFC 4291) is a unicast to ipaddr.js, but a
+    // stack that still routes it reaches the IPv4 address: judged as that address, like a mapped one.
+    const compatible = v6.parts.slice(0, 6).every((p) => p === 0) && v6.range() === 'unicast';
+    if (v6.isIPv4MappedAddress() || compatible) {
+      const [a, b, c, d] = v6.toByteArray().slice(12);
+      parsed = ipaddr.fromByteArray([a ?? 0, b ?? 0, c ?? 0, d ?? 0]);
+    }
   }
   return parsed.range() === 'unicast';
 }
