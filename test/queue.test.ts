@@ -10,6 +10,7 @@ import { jobs } from '../src/adapters/db/schema.ts';
 import { CLAIM, createJobQueue, type Job, type JobQueue } from '../src/adapters/queue/queue.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { closeServices, openServices } from '../src/server.ts';
+import { PURGE_DEAD_JOBS_TASK, periodicTasks } from '../src/worker/jobs.ts';
 import { PermanentJobError, runDueJobs, runJob, startWorker, type WorkerLog } from '../src/worker/worker.ts';
 import { BACKENDS, createPostgresDatabase, type Harness, startHarness } from './helpers/harness.ts';
 import { issueTestUpload, makeTestMedia, pathOf, type TestMedia } from './helpers/media.ts';
@@ -280,6 +281,40 @@ for (const backend of BACKENDS) {
         [],
         `the claim filtered out rows: ${JSON.stringify(parsed[0].Plan).slice(0, 2000)}`,
       );
+    });
+
+    it('purges dead jobs queued more than EVENT_RETENTION_DAYS ago, hourly, and keeps every other job', async () => {
+      // Labels name what the test makes of each job: dead or not, and its age.
+      const labels = ['dead-old', 'dead-edge', 'dead-young', 'retrying-old', 'queued-old'];
+      for (const label of labels)
+        await queue.enqueue(db(), {
+          kind: 'test',
+          payload: { label },
+          maxAttempts: label === 'retrying-old' ? 3 : 1,
+        });
+      for (const job of await queue.claim(10)) {
+        const label = (job.payload as { label: string }).label;
+        if (label !== 'queued-old') await queue.fail(job, new Error('no'));
+        else await db().update(jobs).set({ lockedUntil: null }).where(eq(jobs.id, job.id));
+      }
+      await db().execute(sql`
+        update jobs j set created_at = now() - v.age
+        from (values ('dead-old', interval '31 days'), ('dead-edge', interval '29 days 23 hours'),
+          ('dead-young', interval '1 day'), ('retrying-old', interval '31 days'), ('queued-old', interval '31 days')
+        ) as v(label, age)
+        where j.payload->>'label' = v.label`);
+      const task = periodicTasks(h.services).find((t) => t.name === PURGE_DEAD_JOBS_TASK);
+      assert.ok(task, 'the worker runs the dead jobs purge');
+      assert.equal(task.everyMs, 3600_000);
+      const left = async () =>
+        (await db().select({ payload: jobs.payload }).from(jobs))
+          .map((r) => (r.payload as { label: string }).label)
+          .sort();
+      assert.equal(h.config.events.retentionDays, 30);
+      await task.run();
+      assert.deepEqual(await left(), ['dead-edge', 'dead-young', 'queued-old', 'retrying-old']);
+      await task.run();
+      assert.deepEqual(await left(), ['dead-edge', 'dead-young', 'queued-old', 'retrying-old']);
     });
 
     it('declares dead a job whose worker died on its last attempt', async () => {

@@ -2,7 +2,7 @@
 import { keepUpStatistics } from '../adapters/db/upkeep.ts';
 import { findDecoder } from '../adapters/decode/ffmpeg.ts';
 import type { MediaProber } from '../adapters/probe/mediainfo.ts';
-import type { Job } from '../adapters/queue/queue.ts';
+import { type Job, purgeDeadJobs } from '../adapters/queue/queue.ts';
 import { transcriberOf } from '../adapters/transcribe/factory.ts';
 import {
   ANALYZE_CALL_JOB,
@@ -16,6 +16,7 @@ import {
   TRANSCRIPT_BATCH,
   TRANSCRIPT_JOBS,
 } from '../domain/analysis/transcript-runs.ts';
+import { deleteInBatches } from '../domain/batches.ts';
 import { deleteObjects, ERASE_OBJECTS_JOB } from '../domain/calls/erase.ts';
 import { RETENTION_SWEEP_EVERY_MS, RETENTION_SWEEP_JOB, sweepRetention } from '../domain/calls/retention.ts';
 import { PURGE_EVENTS_TASK, purgeExpiredEvents } from '../domain/events/retention.ts';
@@ -181,10 +182,13 @@ export function jobHandlers(
  */
 export const UPKEEP_EVERY_MS = 2000;
 
+/** The periodic task that deletes dead jobs past EVENT_RETENTION_DAYS. */
+export const PURGE_DEAD_JOBS_TASK = 'jobs.purge';
+
 /**
  * Queues the upload sweep every UPLOAD_SWEEP_INTERVAL (with several processes, one sweep is queued),
- * purges events and finished webhook deliveries past retention hourly, and keeps the planner's statistics up (`adapters/db/upkeep.ts`);
- * the last two are idempotent, so each process may run them.
+ * purges events, finished webhook deliveries and dead jobs past retention hourly, and keeps the planner's
+ * statistics up (`adapters/db/upkeep.ts`); the purges and the upkeep are idempotent, so each process may run them.
  */
 export function periodicTasks(services: Services): PeriodicTask[] {
   const { database, queue, config } = services;
@@ -219,6 +223,13 @@ export function periodicTasks(services: Services): PeriodicTask[] {
       everyMs: 3600_000,
       async run() {
         await purgeExpiredDeliveries(database.db, config.events.retentionDays);
+      },
+    },
+    {
+      name: PURGE_DEAD_JOBS_TASK,
+      everyMs: 3600_000,
+      async run() {
+        await deleteInBatches((limit) => purgeDeadJobs(database.db, config.events.retentionDays, limit));
       },
     },
     {

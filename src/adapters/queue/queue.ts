@@ -8,7 +8,8 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
-import { prepared, runPrepared } from '../db/prepared.ts';
+import { prepared, rowsOf, runPrepared } from '../db/prepared.ts';
+import { retentionCutoff } from '../db/repositories/events.ts';
 import { jobs } from '../db/schema.ts';
 
 /** A job to enqueue. */
@@ -297,4 +298,23 @@ export async function queueDepth(
     .from(jobs)
     .groupBy(jobs.kind);
   return rows.map((r) => ({ kind: r.kind, live: r.live, dead: r.dead, oldestAgeSeconds: Number(r.oldest) }));
+}
+
+/**
+ * Deletes up to `limit` dead jobs queued more than `retentionDays` ago; returns how many. Service-wide: the
+ * worker's hourly purge. Dead jobs are kept for an operator to read their last error, but not for ever:
+ * their payloads name calls, erased ones too. All sit at infinity in `jobs_due_idx`, so the scan is theirs.
+ */
+export async function purgeDeadJobs(db: Db, retentionDays: number, limit: number): Promise<number> {
+  const result = await db.execute(sql`
+    with deleted as (
+      delete from jobs where id in (
+        select id from jobs
+        where run_at = 'infinity' and attempts >= max_attempts and locked_until is null
+          and created_at < ${retentionCutoff(retentionDays)}
+        limit ${limit})
+      returning 1
+    )
+    select count(*)::int as n from deleted`);
+  return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
 }
