@@ -17,6 +17,7 @@ import { liveRoutes } from './http/routes/calls/live.ts';
 import { callReadRoutes } from './http/routes/calls/read.ts';
 import { callRecordingRoutes } from './http/routes/calls/recording.ts';
 import { callStateRoutes } from './http/routes/calls/start-stop.ts';
+import { callTagsByIdRoutes } from './http/routes/calls/tags-by-id.ts';
 import { callTranscribeRoutes } from './http/routes/calls/transcribe.ts';
 import { eventRoutes } from './http/routes/events/events.ts';
 import { callHandoffRoutes } from './http/routes/handoffs/handoffs.ts';
@@ -125,6 +126,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(callReadRoutes, { services });
   await app.register(callRecordingRoutes, { services });
   await app.register(callTranscribeRoutes, { services });
+  await app.register(callTagsByIdRoutes, { services });
   await app.register(callHandoffRoutes, { services });
   await app.register(uploadRoutes, { services });
   await app.register(eventRoutes, { services });

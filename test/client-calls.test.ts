@@ -160,6 +160,26 @@ for (const backend of BACKENDS) {
       );
     });
 
+    it('addTagsToCall tags the call named by its id, and answers CqsError 404 for one it may not see', async () => {
+      const { c, client, requested } = await setup();
+      await create(client, c, 'by-id', 1_767_000_000, 'blue');
+      let id = '';
+      for await (const call of client.listCalls({ conversation_id: 'by-id' })) id = call.id;
+      assert.deepEqual(await client.addTagsToCall(id, [{ key: 'team', type: 'string', value: 'red' }]), {
+        success: true,
+      });
+      assert.ok(requested.includes(`/api/v1/calls/${id}/tags`), requested.join(' '));
+      assert.deepEqual(
+        (await client.getCall(id)).tags.map((t) => [t.key, t.value]),
+        [['team', 'red']],
+      );
+      const other = await setup();
+      await assert.rejects(
+        other.client.addTagsToCall(id, [{ key: 'team', type: 'string', value: 'x' }]),
+        (error: unknown) => error instanceof CqsError && error.status === 404,
+      );
+    });
+
     it('deleteCall erases the call and its recording; a second deleteCall is a 404, a non-admin or read-only key a 403', async () => {
       const { c, client } = await setup();
       const wav = join(dir, 'erase.wav');

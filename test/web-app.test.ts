@@ -19,6 +19,7 @@ import { gzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { type LabelledCall, makeLabelledCall } from '../scripts/analysis-set.ts';
+import { updateUser } from '../src/adapters/db/repositories/users.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { APP_DIST, webAppRoutes } from '../src/http/routes/web-app.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
@@ -337,6 +338,12 @@ describe('the web app in a browser', { skip: missing }, () => {
       await page.getByLabel('Value').fill('true');
       await page.getByRole('button', { name: 'Save tag' }).click();
       await page.getByText('reviewed: true').waitFor(WAIT);
+      // The call's agent leaves, and a new user takes the email with a call of the same conversation_id:
+      // the tag still goes to the call on screen (call/add_tags, which the page used, reached the new one).
+      const db = h.services.database.db;
+      await updateUser(db, c.id, c.agent.id, { active: false });
+      const successor = await c.addUser(c.agent.email);
+      const newer = await makeCall(h, c, keys, { conversationId: 'recorded-1' });
       // Change one: a click on the tag puts it in the form.
       await page.getByRole('button', { name: 'Change queue: retention' }).click();
       assert.equal(await page.getByLabel('Key', { exact: true }).inputValue(), 'queue');
@@ -349,6 +356,9 @@ describe('the web app in a browser', { skip: missing }, () => {
       );
       assert.equal(tagged.reviewed, true);
       assert.equal(tagged.queue, 'escalated');
+      assert.deepEqual((await get(h, `/api/v1/calls/${newer.id}`, keys.admin)).json().tags, []);
+      await updateUser(db, c.id, successor.id, { active: false });
+      await updateUser(db, c.id, c.agent.id, { active: true });
 
       // Everything the page asked for came from the service's own origin; the CSP blocked nothing.
       const foreign = requests.filter((u) => !u.startsWith(`${baseUrl}/`) && !u.startsWith('data:'));

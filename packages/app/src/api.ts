@@ -108,13 +108,12 @@ export async function recordingLink(id: string): Promise<RecordingLink | null> {
   }
 }
 
-/** Adds (or replaces) tags of a call, through the spec's call/add_tags (a key with `calls`). */
+/**
+ * Adds (or replaces) tags of the call on screen, named by its id (a key with `calls`). call/add_tags names
+ * it by agent email and conversation_id, which found another call, or none, once its agent was deactivated.
+ */
 export function addTags(call: CallDetail, tags: Tag[]): Promise<{ success: boolean }> {
-  return request('POST', '/api/v1/call/add_tags', {
-    conversation_id: call.conversation_id,
-    agent_email: call.agent.email,
-    tags,
-  });
+  return request('POST', `/api/v1/calls/${encodeURIComponent(call.id)}/tags`, { tags });
 }
 
 /** What a key may do here: read calls (`calls:read`), and tag them (`calls`). */

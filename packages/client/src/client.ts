@@ -19,6 +19,7 @@ import type {
   RecordingLink,
   StopCallRequest,
   Success,
+  Tag,
   UploadStatus,
   UploadUrlResponse,
   WebhookDelivery,
@@ -118,6 +119,14 @@ export class CqsClient {
   /** A signed URL of the call's latest ready recording, with its type and size (404 when there is none). */
   recordingUrl(id: string, signal?: AbortSignal): Promise<RecordingLink> {
     return requestJson(this.#transport, 'GET', callPath(id, '/recording?redirect=false'), undefined, signal);
+  }
+
+  /**
+   * POST /api/v1/calls/{id}/tags: add_tags's tags on the call with this id (a key with `calls` that may
+   * read the call); unlike addTags, it reaches a call whose agent was deactivated or shares an email.
+   */
+  addTagsToCall(id: string, tags: Tag[], signal?: AbortSignal): Promise<Success> {
+    return requestJson(this.#transport, 'POST', callPath(id, '/tags'), { tags }, signal);
   }
 
   /** DELETE /api/v1/calls/{id}: erases the call and everything of it (`calls:delete`, an admin's key). */

@@ -1,10 +1,11 @@
 /** Typed tags of a call (spec 2.3, decision 5) and call/add_tags (spec 4.2). */
 import type { Db } from '../../adapters/db/database.ts';
-import { writeAddedTags } from '../../adapters/db/repositories/call-writes.ts';
+import { writeAddedTags, writeTagsOfCall } from '../../adapters/db/repositories/call-writes.ts';
 import type { TagValue } from '../../adapters/db/repositories/tags.ts';
 import type { Principal } from '../access/principal.ts';
 import { ValidationError } from '../errors.ts';
 import { callCheckError } from './checks.ts';
+import { findVisible } from './visibility.ts';
 
 /** The tag types of decision 5, in the order the API lists them. */
 export const TAG_TYPES = ['string', 'integer', 'boolean'] as const;
@@ -63,4 +64,21 @@ export async function addTags(
   const names = { agentEmail: input.agent_email, conversationId: input.conversation_id };
   const written = await writeAddedTags(db, principal.companyId, { ...names, tags });
   if (written.outcome !== 'ok') throw callCheckError(written, names);
+}
+
+/**
+ * POST /calls/{id}/tags: add_tags's rules on the call `id`, which the principal must be able to read
+ * (NotFoundError otherwise, as for reading it); one statement, all or nothing.
+ */
+export async function addTagsToCall(
+  db: Db,
+  principal: Principal,
+  id: string,
+  input: TagInput[],
+): Promise<void> {
+  if (input.length === 0) throw new ValidationError('must contain at least one tag', 'tags');
+  const tags = checkTags(input);
+  await findVisible(principal, id, async (callUuid, agentUserId) =>
+    (await writeTagsOfCall(db, principal.companyId, { callUuid, agentUserId, tags })) ? true : undefined,
+  );
 }

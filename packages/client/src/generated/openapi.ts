@@ -369,6 +369,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/calls/{id}/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add typed tags to the call with this id
+         * @description Needs an API key with the `calls` scope.
+         *
+         *     Extension. Adds typed tags to the call `id`, by the rules of call/add_tags (same tags, same 422s, one
+         *     value per key, all or none; the call’s `updated_at` moves and a `call.updated` event is written). The call
+         *     is named by its id, not by (agent_email, conversation_id): add_tags finds the agent among the company’s
+         *     active users, so a call whose agent was deactivated, or whose email a newer user holds, cannot be tagged
+         *     through it. Needs the `calls` scope; the call must be one the key may read (an agent’s key: its own
+         *     calls), else 404, as for `GET /api/v1/calls/{id}`.
+         */
+        post: operations["addTagsToCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/call-handoff/{handoff_id}": {
         parameters: {
             query?: never;
@@ -3361,6 +3388,212 @@ export interface operations {
                      *       "error": "unsupported Content-Type; send application/json"
                      *     }
                      */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limited; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate limit exceeded; retry in 12 seconds"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Database or storage unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "service temporarily unavailable; retry later"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    addTagsToCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The call’s `id`, as the list or an event shows it. Any other value: 404.
+                 * @example 5b0f9f2e-8d0c-4d0e-9b7a-2f1c3d4e5f60
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "tags": [
+                 *         {
+                 *           "key": "qa_score",
+                 *           "type": "integer",
+                 *           "value": 87
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Typed tags, one value per key: a later request replaces the value and type of a key. The same key twice in one request is a 422; at most 100 tags per request (more: 422). */
+                    tags: {
+                        /** @description Tag name, 1–128 characters. */
+                        key: string;
+                        /**
+                         * @description One of string, integer, boolean; anything else (float…) is a 422.
+                         * @enum {unknown}
+                         */
+                        type: "string" | "integer" | "boolean";
+                        /** @description Must agree with type: a string of at most 4,096 characters; a JSON integer within ±(2^53−1); true or false. */
+                        value: string | number | boolean;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": {
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON or not an object, or the API key was sent both ways. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or its user is inactive. */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="cqs"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid API key"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The API key lacks the `calls` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "API key lacks the \"calls\" scope"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found (another company’s objects are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported Content-Type; send application/json"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A field is invalid; the message names it. Nothing was recorded. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": {
                         error: string;
                     };

@@ -160,6 +160,21 @@ export async function writeAddedTags(
 }
 
 /**
+ * POST /calls/{id}/tags's one statement: the call locked when it is the company's and, with
+ * `agentUserId`, that agent's; its tags, updated_at and event. False when there is no such call.
+ */
+export async function writeTagsOfCall(
+  db: Db,
+  companyId: string,
+  write: { callUuid: string; agentUserId: string | undefined; tags: readonly TagValue[] },
+): Promise<boolean> {
+  const result =
+    await db.execute(sql`select outcome from cqs_add_tags_to_call(${companyId}, ${write.callUuid},
+    ${write.agentUserId ?? null}, ${JSON.stringify(inKeyOrder(write.tags))})`);
+  return rowOf(result)?.outcome === 'ok';
+}
+
+/**
  * call/start's one statement: the agent, the product when one is given, the pair's call locked (or made
  * live when there is none), the transition and its events. A stopped call is the `call-stopped` failure.
  */

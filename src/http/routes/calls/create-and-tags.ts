@@ -5,7 +5,7 @@ import { addTags } from '../../../domain/calls/tags.ts';
 import type { Services } from '../../../services.ts';
 import { CreateCallBody, CreateCallResponse, createCallDescription } from '../../schemas/calls/create.ts';
 import { Success } from '../../schemas/calls/shared.ts';
-import { ADD_TAGS_DESCRIPTION, AddTagsBody } from '../../schemas/calls/tags.ts';
+import { ADD_TAGS_DESCRIPTION, AddTagsBody, TAG_ERROR_EXAMPLES } from '../../schemas/calls/tags.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import {
   AGENT_NOT_FOUND,
@@ -127,27 +127,10 @@ export const callRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asy
             conversation_not_found: CONVERSATION_NOT_FOUND,
           }),
           409: agentConflict(),
-          422: errorWithExamples('A field is invalid; the message names it. Nothing was recorded.', {
-            unknown_field: ['A field the tag does not know', 'tags[0].label: unknown field'],
-            empty_tags: ['No tags', 'tags: must contain at least one tag'],
-            tag_type: [
-              'A tag type outside string, integer, boolean',
-              'tags[0].type: must be one of "string", "integer", "boolean"',
-            ],
-            tag_value: [
-              'A tag value that disagrees with its type',
-              'tags[0].value: must be true or false, as type is "boolean"',
-            ],
-            integer_range: [
-              'An integer beyond ±(2^53−1)',
-              'tags[0].value: must be within ±9007199254740991 (2^53−1)',
-            ],
-            string_length: [
-              'A string value over 4,096 characters',
-              'tags[0].value: must be at most 4096 characters',
-            ],
-            duplicate_tag: ['The same key twice', 'tags[1].key: "csat" is sent more than once'],
-          }),
+          422: errorWithExamples(
+            'A field is invalid; the message names it. Nothing was recorded.',
+            TAG_ERROR_EXAMPLES,
+          ),
         },
       },
     },
