@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { appSourceHash, SOURCE_HASH_FILE } from '../packages/app/source-hash.ts';
 import { type LabelledCall, makeLabelledCall } from '../scripts/analysis-set.ts';
 import { updateUser } from '../src/adapters/db/repositories/users.ts';
 import { loadConfig } from '../src/config/config.ts';
@@ -33,6 +34,8 @@ if (missing && process.env.CI) throw new Error(`${missing}: CI must run the web 
 if (missing) process.stderr.write(`web-app: skipped, ${missing}\n`);
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const APP_ROOT_FOR_TEST = join(APP_DIST, '..');
+
 /** Generous: the machine may be busy (CI runs two test files at once). */
 const WAIT = { timeout: 30_000 };
 
@@ -49,6 +52,57 @@ describe('the built web app', () => {
     } finally {
       await app.close();
       await rm(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('serves no files older than their sources: built from other sources, or with no hash of them, a 503', async () => {
+    const copy = await mkdtemp(join(tmpdir(), 'cqs-stale-app-'));
+    const app = Fastify();
+    try {
+      await cp(APP_DIST, copy, { recursive: true });
+      // The build beside the sources is current (npm install built it).
+      const hash = (await readFile(join(APP_DIST, SOURCE_HASH_FILE), 'utf8')).trim();
+      assert.equal(hash, appSourceHash(APP_ROOT_FOR_TEST));
+      await writeFile(join(copy, SOURCE_HASH_FILE), 'f'.repeat(64));
+      await app.register(webAppRoutes, { config: loadConfig({}), dist: copy });
+      const stale = await app.inject({ method: 'GET', url: '/app/calls/x' });
+      assert.equal(stale.statusCode, 503);
+      assert.match(stale.body, /older than its sources/);
+      assert.match(stale.body, /npm run app:build/);
+      const noHash = Fastify();
+      await rm(join(copy, SOURCE_HASH_FILE));
+      await noHash.register(webAppRoutes, { config: loadConfig({}), dist: copy });
+      assert.match((await noHash.inject({ method: 'GET', url: '/app/' })).body, /older than its sources/);
+      await noHash.close();
+      // Built files alone, without sources beside them, are served as they are.
+      const alone = Fastify();
+      await alone.register(webAppRoutes, { config: loadConfig({}), dist: copy, sources: copy });
+      assert.equal((await alone.inject({ method: 'GET', url: '/app/' })).statusCode, 200);
+      await alone.close();
+    } finally {
+      await app.close();
+      await rm(copy, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps the query through /app, and sends gzip only where Accept-Encoding allows it', async () => {
+    const app = Fastify();
+    try {
+      await app.register(webAppRoutes, { config: loadConfig({}) });
+      const moved = await app.inject({ method: 'GET', url: '/app?state=live&tag=queue%3Abilling' });
+      assert.equal(moved.statusCode, 302);
+      assert.equal(moved.headers.location, '/app/?state=live&tag=queue%3Abilling');
+      assert.equal((await app.inject({ method: 'GET', url: '/app' })).headers.location, '/app/');
+      const encodingOf = async (acceptEncoding: string) =>
+        (await app.inject({ method: 'GET', url: '/app/', headers: { 'accept-encoding': acceptEncoding } }))
+          .headers['content-encoding'];
+      assert.equal(await encodingOf('gzip, deflate, br'), 'gzip');
+      assert.equal(await encodingOf('*'), 'gzip');
+      assert.equal(await encodingOf('gzip;q=0, identity'), undefined);
+      assert.equal(await encodingOf('*;q=0.5, gzip;q=0'), undefined);
+      assert.equal(await encodingOf('identity'), undefined);
+    } finally {
+      await app.close();
     }
   });
 

@@ -10,10 +10,13 @@ import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { appSourceHash, SOURCE_HASH_FILE } from '../../../packages/app/source-hash.ts';
 import type { Config } from '../../config/config.ts';
 
+/** The web app's package: its sources, and the build in `dist/`. */
+const APP_ROOT = fileURLToPath(new URL('../../../packages/app/', import.meta.url));
 /** Where `npm run build -w @cqs/app` writes the app. */
-export const APP_DIST = fileURLToPath(new URL('../../../packages/app/dist/', import.meta.url));
+export const APP_DIST = join(APP_ROOT, 'dist/');
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -83,17 +86,56 @@ function loadFiles(dir: string): Map<string, StaticFile> {
   return files;
 }
 
-const NOT_BUILT = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Web app not built</title></head>
-<body><h1>The web app is not built</h1>
-<p>Its files are made at <code>npm install</code>; to make them now: <code>npm run app:build</code>, then restart the service.</p>
+const buildPage = (title: string, why: string) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${title}</title></head>
+<body><h1>${title}</h1>
+<p>${why}; to make them now: <code>npm run app:build</code>, then restart the service.</p>
 </body></html>
 `;
+const NOT_BUILT = buildPage('The web app is not built', 'Its files are made at <code>npm install</code>');
+const STALE = buildPage(
+  'The web app’s files are older than its sources',
+  'They were built from other sources than these (after a <code>git pull</code> without <code>npm install</code>, say), and would not match this service',
+);
+
+/**
+ * The built files, or why there are none to serve: not built, or built from other sources than those
+ * beside them (the hash the build wrote against the sources' own), so never files older than the sources.
+ */
+function loadBuild(dist: string, sources: string): { files: Map<string, StaticFile> } | { page: string } {
+  if (!existsSync(join(dist, 'index.html'))) return { page: NOT_BUILT };
+  const files = loadFiles(dist);
+  const built = files.get(SOURCE_HASH_FILE)?.body.toString('utf8').trim();
+  files.delete(SOURCE_HASH_FILE);
+  const current = appSourceHash(sources);
+  // Without sources (an installed copy of the built files alone) there is nothing to be older than.
+  if (current !== null && built !== current) return { page: STALE };
+  return { files };
+}
+
+/** True when Accept-Encoding names gzip (or `*`) with a weight above 0 (RFC 9110 12.5.3). */
+export function acceptsGzip(header: string | undefined): boolean {
+  let star = false;
+  for (const part of (header ?? '').toLowerCase().split(',')) {
+    const [coding = '', ...params] = part.split(';').map((s) => s.trim());
+    const q = params.find((p) => p.startsWith('q='));
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    if (coding === 'gzip' || coding === 'x-gzip') return weight > 0;
+    if (coding === '*') star = weight > 0;
+  }
+  return star;
+}
 
 /** The /app/ routes. */
-export const webAppRoutes: FastifyPluginAsync<{ config: Config; dist?: string }> = async (app, options) => {
-  const dist = options.dist ?? APP_DIST;
-  const files = existsSync(join(dist, 'index.html')) ? loadFiles(dist) : null;
+export const webAppRoutes: FastifyPluginAsync<{ config: Config; dist?: string; sources?: string }> = async (
+  app,
+  options,
+) => {
+  const build = loadBuild(options.dist ?? APP_DIST, options.sources ?? APP_ROOT);
+  const files = 'files' in build ? build.files : null;
+  if ('page' in build && build.page === STALE) {
+    app.log.warn('the web app at /app/ is older than its sources: run `npm run app:build`, then restart');
+  }
   const csp = contentSecurityPolicy(options.config);
 
   const send = (request: FastifyRequest, reply: FastifyReply, file: StaticFile, immutable: boolean) => {
@@ -104,7 +146,7 @@ export const webAppRoutes: FastifyPluginAsync<{ config: Config; dist?: string }>
       .header('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache')
       .header('vary', 'accept-encoding')
       .type(file.type);
-    if (/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) {
+    if (acceptsGzip(request.headers['accept-encoding'])) {
       return reply.header('content-encoding', 'gzip').send(file.gzip);
     }
     return reply.send(file.body);
@@ -116,7 +158,7 @@ export const webAppRoutes: FastifyPluginAsync<{ config: Config; dist?: string }>
         .code(503)
         .header('content-security-policy', csp)
         .type('text/html; charset=utf-8')
-        .send(NOT_BUILT);
+        .send('page' in build ? build.page : NOT_BUILT);
     }
     const path = request.params['*'] ?? '';
     const asset = files.get(path);
@@ -131,9 +173,11 @@ export const webAppRoutes: FastifyPluginAsync<{ config: Config; dist?: string }>
   };
 
   const hidden = { hide: true };
-  app.get('/app', { config: { public: true }, schema: hidden }, async (_request, reply) =>
-    reply.redirect('/app/'),
-  );
+  // The query goes along: a shared link to /app?state=live keeps its filters.
+  app.get('/app', { config: { public: true }, schema: hidden }, async (request, reply) => {
+    const query = request.url.indexOf('?');
+    return reply.redirect(query < 0 ? '/app/' : `/app/${request.url.slice(query)}`);
+  });
   app.get('/app/', { config: { public: true }, schema: hidden }, serve);
   app.get('/app/*', { config: { public: true }, schema: hidden }, serve);
 };
