@@ -1,4 +1,5 @@
 /** Starts the service: opens the database, migrates, bootstraps a new one, listens, stops on a signal. */
+
 import { lookup } from 'node:dns/promises';
 import type { FastifyInstance } from 'fastify';
 import { createLruCache } from './adapters/cache/lru.ts';
@@ -6,6 +7,7 @@ import { type Database, openDatabase } from './adapters/db/database.ts';
 import { pendingDeliveryStats } from './adapters/db/repositories/webhooks.ts';
 import { createChangeNotifier } from './adapters/notify/factory.ts';
 import { createJobQueue, queueDepth } from './adapters/queue/queue.ts';
+import { openSharedRedis } from './adapters/redis/shared-redis.ts';
 import { createStorage } from './adapters/storage/factory.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config/config.ts';
@@ -49,19 +51,7 @@ export async function openServices(config: Config): Promise<Services> {
     throw error;
   }
   // ioredis and prom-client are loaded only when configured: each adds about 20 MB resident.
-  const redis = config.redisUrl
-    ? new (await import('ioredis')).Redis(config.redisUrl, {
-        connectTimeout: 1000,
-        maxRetriesPerRequest: 1,
-        lazyConnect: false,
-        // Limits fail open while Redis is away, and must do so at once: with the offline queue a command
-        // waited for a reconnection (about 10 s), and every request made two.
-        enableOfflineQueue: false,
-        commandTimeout: 1000,
-      })
-    : undefined;
-  // Without a listener, a lost Redis connection would crash the process; limits fail open meanwhile.
-  redis?.on('error', () => {});
+  const redis = config.redisUrl ? await openSharedRedis(config.redisUrl) : undefined;
   const notifier = createChangeNotifier(database, config.databaseUrl, {
     heartbeatMs: config.listenHeartbeatMs,
   });
@@ -92,7 +82,7 @@ export async function openServices(config: Config): Promise<Services> {
 
 /** Closes what openServices opened. */
 export async function closeServices(services: Services): Promise<void> {
-  services.redis?.disconnect();
+  services.redis?.close();
   try {
     services.handoffCache.close();
     services.principalCache.close();
@@ -163,6 +153,14 @@ export async function startService(
           })
         : undefined;
     if (metricsServer) app.log.info({ url: `${metricsServer.url}/metrics` }, 'metrics served');
+    const limited = config.rateLimit.max > 0 || config.authFailures.max > 0;
+    if (config.databaseUrl && !config.redisUrl && limited) {
+      // A PostgreSQL server is what several processes share; their limits are not, without Redis.
+      app.log.warn(
+        'rate limits and failed-authentication limits are counted in this process only (no REDIS_URL): ' +
+          'behind a load balancer, each process allows the full limit',
+      );
+    }
     const sweeper = config.worker
       ? startHandoffSweeper({
           db: services.database.db,

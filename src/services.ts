@@ -1,9 +1,9 @@
 /** What the HTTP layer and the worker are given: configuration and the open adapters. */
-import type { Redis } from 'ioredis';
 import type { Database } from './adapters/db/database.ts';
 import type { Metrics } from './adapters/metrics/metrics.ts';
 import type { ChangeNotifier } from './adapters/notify/notifier.ts';
 import type { JobQueue } from './adapters/queue/queue.ts';
+import type { SharedRedis } from './adapters/redis/shared-redis.ts';
 import type { Storage } from './adapters/storage/storage.ts';
 import type { Config } from './config/config.ts';
 import type { PrincipalCache } from './domain/access/principal-cache.ts';
@@ -15,7 +15,7 @@ export interface Services {
   database: Database;
   storage: Storage;
   /** Shared state between processes (rate limits), when REDIS_URL is set. */
-  redis?: Redis;
+  redis?: SharedRedis;
   /** Change notifications of handoff records (LISTEN/NOTIFY), for long polls. */
   notifier: ChangeNotifier;
   /** Final handoff records by `<company_id>:<id>`; they never change, and an erased one is forgotten by every process. */

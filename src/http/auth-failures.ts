@@ -5,7 +5,8 @@
  * memory. A Redis error fails open: authentication still works, only uncounted. Runs before the per-key
  * rate limiter, which can only count a key once it is known.
  */
-import type { Redis } from 'ioredis';
+import ipaddr from 'ipaddr.js';
+import type { SharedRedis } from '../adapters/redis/shared-redis.ts';
 
 /** The count of one address's failures in the current window. */
 export interface FailureCount {
@@ -66,23 +67,69 @@ export function memoryFailureStore(windowMs: number, maxAddresses = 100_000): Au
   };
 }
 
-/** Counts in Redis: one key per address that expires with its window. */
-export function redisFailureStore(redis: Redis, windowMs: number): AuthFailureStore {
+/**
+ * One failure more, in one script (atomic, whatever becomes of the client): the window starts at the first
+ * failure, and a count found without an expiry gets one. Sent as INCR and PTTL, then PEXPIRE apart, a
+ * client that gave up waiting (a slow Redis, a process killed) never sent the PEXPIRE, and the address,
+ * once at the limit, was refused for good (a 429 comes before any failure that could set it).
+ */
+const ADD_FAILURE = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 or redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n`;
+
+/**
+ * Counts in Redis: one key per address that expires with its window. Skips Redis (counts nothing, finds
+ * nothing) while it is not to be asked, and opens its breaker on a failed command.
+ */
+export function redisFailureStore(redis: SharedRedis, windowMs: number): AuthFailureStore {
   const key = (address: string) => `cqs-auth-failures:${address}`;
-  return {
-    async get(address) {
-      const [[, count], [, ttl]] = (await redis.multi().get(key(address)).pttl(key(address)).exec()) as [
-        [unknown, string | null],
-        [unknown, number],
-      ];
-      return { count: Number(count ?? 0), resetMs: Math.max(0, ttl) };
-    },
-    async add(address) {
-      // The window starts at the first failure: the expiry is set only when the key has none (a new key).
-      const result = await redis.multi().incr(key(address)).pttl(key(address)).exec();
-      if (result?.[1]?.[1] === -1) await redis.pexpire(key(address), windowMs);
-    },
+  const asking = async <T>(command: () => Promise<T>, skipped: T): Promise<T> => {
+    if (!redis.usable()) return skipped;
+    try {
+      return await command();
+    } catch (error) {
+      redis.failed();
+      throw error;
+    }
   };
+  return {
+    get: (address) =>
+      asking(async () => {
+        const k = key(address);
+        const [[, count], [, ttl]] = (await redis.client.multi().get(k).pttl(k).exec()) as [
+          [unknown, string | null],
+          [unknown, number],
+        ];
+        // A count without an expiry (left by an earlier version) would never end: it gets its window.
+        if (count !== null && ttl === -1) {
+          await redis.client.pexpire(k, windowMs);
+          return { count: Number(count), resetMs: windowMs };
+        }
+        return { count: Number(count ?? 0), resetMs: Math.max(0, ttl) };
+      }, NO_FAILURES),
+    add: (address) =>
+      asking(async () => {
+        await redis.client.eval(ADD_FAILURE, 1, key(address), windowMs);
+      }, undefined),
+  };
+}
+
+const NO_FAILURES: FailureCount = Object.freeze({ count: 0, resetMs: 0 });
+
+/**
+ * The address failures are counted under: an IPv4 address as it is, an IPv4-mapped IPv6 one as its IPv4,
+ * and any other IPv6 one by its /64. A client holds a whole /64 (one address per failure, 2^64 of them),
+ * so counted by address it was never limited; @fastify/rate-limit groups by /64 for the same reason.
+ */
+export function failureAddress(ip: string): string {
+  if (!ip.includes(':') || !ipaddr.IPv6.isValid(ip)) return ip;
+  const v6 = ipaddr.IPv6.parse(ip);
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  return `${v6.parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(':')}::/64`;
 }
 
 /** Where an address stands: how long it must wait, and how many more failures it may have meanwhile. */

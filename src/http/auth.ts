@@ -9,7 +9,13 @@ import { authenticate, requireAdmin, requireScope } from '../domain/access/auth.
 import type { Principal } from '../domain/access/principal.ts';
 import { BadRequestError, UnauthenticatedError } from '../domain/errors.ts';
 import type { Services } from '../services.ts';
-import { authFailureLimiter, memoryFailureStore, redisFailureStore, type Standing } from './auth-failures.ts';
+import {
+  authFailureLimiter,
+  failureAddress,
+  memoryFailureStore,
+  redisFailureStore,
+  type Standing,
+} from './auth-failures.ts';
 import { FailuresExhausted, lookupGate, tooManyFailures } from './auth-lookups.ts';
 import { API_KEY_QUERY_SUNSET, setDeprecationHeaders } from './deprecation.ts';
 
@@ -55,6 +61,7 @@ export function installAuth(app: FastifyInstance, services: Services): void {
   app.addHook('onRequest', (request, reply, done) => {
     const { scope, requireAdmin: adminOnly } = request.routeOptions.config;
     if (!scope) return done();
+    const address = failureAddress(request.ip);
     // What a key reads is its company's: no browser or proxy keeps it (a browser kept it past the web app's
     // sign-out) unless the route says otherwise (a final handoff record, which never changes).
     reply.header('cache-control', 'no-store');
@@ -68,7 +75,7 @@ export function installAuth(app: FastifyInstance, services: Services): void {
     // A failure found before any look-up (no key, a malformed one) is counted here; a look-up's, by the gate.
     const fail = (error: Error) => {
       if (!(error instanceof UnauthenticatedError)) return done(error);
-      failures.failed(request.ip).then(() => done(error), done);
+      failures.failed(address).then(() => done(error), done);
     };
     const refuse = (error: Error) => (error instanceof FailuresExhausted ? tooMany(error.wait) : done(error));
     const admit = (principal: Principal) => {
@@ -88,7 +95,7 @@ export function installAuth(app: FastifyInstance, services: Services): void {
         const { key, viaQuery } = keyFrom(request);
         if (viaQuery) setDeprecationHeaders(reply, docsUrl, API_KEY_QUERY_SUNSET);
         found = authenticate(services.database.db, key, services.principalCache, (lookUp) =>
-          lookups.run(request.ip, standing, lookUp),
+          lookups.run(address, standing, lookUp),
         );
       } catch (error) {
         return fail(error as Error);
@@ -96,8 +103,8 @@ export function installAuth(app: FastifyInstance, services: Services): void {
       if (found instanceof Promise) found.then(admit, refuse);
       else admit(found);
     };
-    const standing = failures.standingNow(request.ip);
-    if (standing === undefined) failures.standing(request.ip).then(check, done);
+    const standing = failures.standingNow(address);
+    if (standing === undefined) failures.standing(address).then(check, done);
     else check(standing);
   });
 }

@@ -1,0 +1,129 @@
+/**
+ * The limits shared through Redis when Redis stops answering (a blackholed network, a paused server) rather
+ * than refusing connections: requests were held a command timeout per Redis call (two a request, 2 s in
+ * all) for as long as it lasted, and a failure counted meanwhile could be left without an expiry, refusing
+ * its address for good once at the limit. Now a failed command opens a breaker and requests skip Redis at
+ * once, and a failure's count and expiry are one script. Also: failures are counted per IPv6 /64.
+ */
+import assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { type Harness, startHarness } from './helpers/harness.ts';
+import { freePort } from './helpers/process.ts';
+import { tcpProxy } from './helpers/tcp-proxy.ts';
+
+const LIST = '/api/v1/product/list';
+const UNKNOWN_KEY = 'cqs_000000000000000000000000000000000000';
+
+/** A random private address, so runs sharing one Redis never count each other's failures. */
+const address = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+
+function attempt(h: Harness, from: string, key: string) {
+  return h.app.inject({
+    method: 'GET',
+    url: LIST,
+    remoteAddress: from,
+    headers: { authorization: `Bearer ${key}` },
+  });
+}
+
+describe('limits while Redis stops answering', {
+  skip: !process.env.TEST_DATABASE_URL && 'needs TEST_DATABASE_URL (and Redis on 127.0.0.1:6379)',
+}, () => {
+  let h: Harness;
+  let proxy: ReturnType<typeof tcpProxy>;
+  let direct: Redis;
+  before(async () => {
+    const port = await freePort();
+    proxy = tcpProxy(port, 6379);
+    await proxy.open();
+    h = await startHarness('pglite', {
+      RATE_LIMIT_MAX: '1000',
+      AUTH_FAILURE_MAX: '3',
+      AUTH_FAILURE_WINDOW: '60',
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+    });
+    direct = new Redis('redis://127.0.0.1:6379');
+    while (h.services.redis?.client.status !== 'ready') await sleep(20);
+  });
+  after(async () => {
+    direct.disconnect();
+    proxy.resume();
+    await h.close();
+    await proxy.cut();
+  });
+
+  it('answers at once after the first request finds it silent, leaves no count without an expiry, and counts again once it is back', async () => {
+    const c = await h.company();
+    assert.equal((await attempt(h, address(), c.key)).statusCode, 200);
+    const flooder = address();
+    proxy.pause();
+    try {
+      const times: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const started = performance.now();
+        const res = await attempt(h, i === 0 ? flooder : address(), i === 0 ? UNKNOWN_KEY : c.key);
+        times.push(performance.now() - started);
+        assert.equal(res.statusCode, i === 0 ? 401 : 200, res.body);
+      }
+      // The first waits for one command's timeout (500 ms); the others skip Redis (2,000 ms each before).
+      assert.ok((times[0] ?? 0) < 1500, `first ${times[0]} ms`);
+      assert.ok(Math.max(...times.slice(1)) < 250, `then ${times.slice(1).map(Math.round)} ms`);
+    } finally {
+      proxy.resume();
+    }
+    await sleep(200);
+    const ttl = await direct.pttl(`cqs-auth-failures:${flooder}`);
+    assert.notEqual(ttl, -1, 'a failure counted while Redis was silent has its expiry');
+    // Back: within the breaker's 5 s and a reconnection, failures are counted, and shared, again.
+    const from = address();
+    const deadline = Date.now() + 20_000;
+    let statuses: number[] = [];
+    while (Date.now() < deadline) {
+      statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await attempt(h, from, UNKNOWN_KEY)).statusCode);
+      if (statuses.includes(429)) break;
+      await sleep(500);
+    }
+    assert.ok(statuses.includes(429), `statuses ${statuses}`);
+    assert.ok((await direct.pttl(`cqs-auth-failures:${from}`)) > 0);
+  });
+
+  it('gives a count found without an expiry its window, so the address is not refused for good', async () => {
+    const c = await h.company();
+    const stuck = address();
+    await direct.set(`cqs-auth-failures:${stuck}`, '5');
+    const res = await attempt(h, stuck, c.key);
+    assert.equal(res.statusCode, 429);
+    assert.equal(res.headers['retry-after'], '60');
+    const ttl = await direct.pttl(`cqs-auth-failures:${stuck}`);
+    assert.ok(ttl > 55_000 && ttl <= 60_000, String(ttl));
+    await direct.del(`cqs-auth-failures:${stuck}`);
+  });
+});
+
+describe('failed authentications of IPv6 clients', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness('pglite', { AUTH_FAILURE_MAX: '3', AUTH_FAILURE_WINDOW: '60' });
+  });
+  after(() => h.close());
+
+  it('are counted per /64, and an IPv4-mapped address as its IPv4 one', async () => {
+    const prefix = `2001:db8:${randomInt(65536).toString(16)}:3`;
+    const statuses: number[] = [];
+    for (let n = 1; n <= 5; n++) statuses.push((await attempt(h, `${prefix}::${n}`, UNKNOWN_KEY)).statusCode);
+    assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
+    assert.equal(
+      (await attempt(h, `2001:db8:ffff:4::1`, UNKNOWN_KEY)).statusCode,
+      401,
+      'another /64 goes on',
+    );
+    const v4 = address();
+    for (const from of [v4, `::ffff:${v4}`, v4])
+      assert.equal((await attempt(h, from, UNKNOWN_KEY)).statusCode, 401);
+    assert.equal((await attempt(h, `::ffff:${v4}`, UNKNOWN_KEY)).statusCode, 429);
+  });
+});
