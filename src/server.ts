@@ -133,6 +133,14 @@ export async function startService(
       if (result) print(bootstrapBanner(result, config.publicUrl));
     }
     const app = await buildApp(services);
+    const limited = config.rateLimit.max > 0 || config.authFailures.max > 0;
+    if (config.databaseUrl && !config.redisUrl && limited) {
+      // A PostgreSQL server is what several processes share; their limits are not, without Redis.
+      app.log.warn(
+        'rate limits and failed-authentication limits are counted in this process only (no REDIS_URL): ' +
+          'behind a load balancer, each process allows the full limit',
+      );
+    }
     const url = await app.listen({ port: config.port, host: config.host }).catch(async (error: unknown) => {
       await app.close();
       throw new ListenError(
@@ -153,14 +161,6 @@ export async function startService(
           })
         : undefined;
     if (metricsServer) app.log.info({ url: `${metricsServer.url}/metrics` }, 'metrics served');
-    const limited = config.rateLimit.max > 0 || config.authFailures.max > 0;
-    if (config.databaseUrl && !config.redisUrl && limited) {
-      // A PostgreSQL server is what several processes share; their limits are not, without Redis.
-      app.log.warn(
-        'rate limits and failed-authentication limits are counted in this process only (no REDIS_URL): ' +
-          'behind a load balancer, each process allows the full limit',
-      );
-    }
     const sweeper = config.worker
       ? startHandoffSweeper({
           db: services.database.db,

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type Harness, startHarness } from './helpers/harness.ts';
-import { freePort } from './helpers/process.ts';
+import { createPostgresDatabase, type Harness, startHarness } from './helpers/harness.ts';
+import { freePort, serveCli } from './helpers/process.ts';
 
 const LIST = '/api/v1/product/list';
 
@@ -85,6 +88,40 @@ describe('limits while Redis is out of reach', () => {
         performance.now() - started < 2000,
         `answered after ${Math.round(performance.now() - started)} ms`,
       );
+    }
+  });
+});
+
+describe('limits per process on a PostgreSQL server', {
+  skip: !process.env.TEST_DATABASE_URL && 'needs TEST_DATABASE_URL',
+}, () => {
+  it('warns at start without REDIS_URL, and not with it', async () => {
+    const db = await createPostgresDatabase();
+    const dataDir = await mkdtemp(join(tmpdir(), 'cqs-limits-warning-'));
+    try {
+      const outputOf = async (env: Record<string, string>) => {
+        const served = serveCli({
+          DATABASE_URL: db.url,
+          DATA_DIR: dataDir,
+          PORT: String(await freePort()),
+          CQS_BOOTSTRAP: 'false',
+          WORKER: 'false',
+          ...env,
+        });
+        try {
+          await served.ready;
+          return served.output();
+        } finally {
+          await served.stop();
+        }
+      };
+      const warning = /counted in this process only \(no REDIS_URL\)/;
+      assert.match(await outputOf({}), warning);
+      assert.doesNotMatch(await outputOf({ REDIS_URL: 'redis://127.0.0.1:6379' }), warning);
+      assert.doesNotMatch(await outputOf({ RATE_LIMIT_MAX: '0', AUTH_FAILURE_MAX: '0' }), warning);
+    } finally {
+      await db.drop();
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 });
