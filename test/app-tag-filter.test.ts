@@ -1,7 +1,7 @@
 /**
  * The web app's tag filter box (packages/app/src/tag-filter.ts): filters separated by spaces or commas, and
  * values holding either kept whole by quotes, so what the box shows is read back as the same filters (a
- * value with a space was split into two filters on any Apply).
+ * value with a space was split into two filters on any Apply, and so was a key with one).
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
@@ -22,8 +22,15 @@ it('shows filters so that reading the box back gives the same filters', () => {
     ['note:a,b', 'team:"x"', 'plain'],
     ['key with space'],
     ['path:C:\\calls'],
+    // A key with a space, a comma or a quote (a shared URL may carry one): quoted too, else one filter
+    // was read back as two.
+    ['my key:val'],
+    ['a,b:c d', 'x"y:1', 'k:v w', 'plain:x'],
+    ['odd key:'],
   ]) {
     assert.deepEqual(parseTagFilter(tagFilterText(filters)), filters, tagFilterText(filters));
   }
   assert.equal(tagFilterText(['queue:customer care', 'vip']), 'queue:"customer care" vip');
+  assert.equal(tagFilterText(['my key:val']), '"my key":val');
+  assert.equal(tagFilterText(['my key:a b']), '"my key":"a b"');
 });

@@ -42,10 +42,14 @@ export function canTag(): boolean {
   return sessionStorage.getItem(TAG_ITEM) === 'yes';
 }
 
-/** Forgets the key. */
+/** The query of the calls list last shown (the call page's link back to it). */
+export const LAST_LIST_ITEM = 'cqs.lastList';
+
+/** Forgets the key, and the list last shown with it (its filters may name an agent). */
 export function forgetKey(): void {
   sessionStorage.removeItem(KEY_ITEM);
   sessionStorage.removeItem(TAG_ITEM);
+  sessionStorage.removeItem(LAST_LIST_ITEM);
 }
 
 /** An error answer of the API. */
@@ -53,9 +57,18 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** Seconds the answer asked to wait before trying again (its Retry-After), 0 when none. */
+    readonly retryAfter = 0,
   ) {
     super(message);
   }
+}
+
+/** A Retry-After header's wait in seconds (delay-seconds or an HTTP date), 0 when none. */
+function retryAfterOf(header: string | null): number {
+  if (!header) return 0;
+  const seconds = /^\d+$/.test(header) ? Number(header) : (Date.parse(header) - Date.now()) / 1000;
+  return Number.isFinite(seconds) ? Math.max(0, seconds) : 0;
 }
 
 async function request<T>(method: string, path: string, body?: unknown, key = storedKey()): Promise<T> {
@@ -71,7 +84,7 @@ async function request<T>(method: string, path: string, body?: unknown, key = st
   const json = text ? (JSON.parse(text) as unknown) : undefined;
   if (!res.ok) {
     const error = (json as { error?: string } | undefined)?.error ?? res.statusText;
-    throw new ApiError(res.status, error);
+    throw new ApiError(res.status, error, retryAfterOf(res.headers.get('retry-after')));
   }
   return json as T;
 }

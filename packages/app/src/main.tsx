@@ -41,5 +41,7 @@ function App() {
   );
 }
 
+// The app puts the list's scroll back itself once its rows are in again (the browser would try before).
+history.scrollRestoration = 'manual';
 const root = document.getElementById('root');
 if (root) render(<App />, root);

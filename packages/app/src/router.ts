@@ -14,10 +14,22 @@ export function routeOf(location: Location): Route {
   return match?.[1] ? { page: 'call', id: decodeURIComponent(match[1]) } : { page: 'calls' };
 }
 
-/** Goes to a URL of the app without reloading (replace: keep the history entry, as filters do). */
-export function navigate(url: string, replace = false): void {
-  if (replace) history.replaceState(null, '', url);
-  else history.pushState(null, '', url);
+/** Called before the app leaves the current history entry, to keep its state in it (the list's rows). */
+let beforeLeave: (() => void) | null = null;
+
+/** Sets what runs before the app leaves the current entry (null: nothing); the page that sets it clears it. */
+export function setBeforeLeave(fn: (() => void) | null): void {
+  beforeLeave = fn;
+}
+
+/**
+ * Goes to a URL of the app without reloading: a new history entry (so Back returns here), with `state` in
+ * it; `replace` keeps the entry instead.
+ */
+export function navigate(url: string, replace = false, state: unknown = null): void {
+  beforeLeave?.();
+  if (replace) history.replaceState(state, '', url);
+  else history.pushState(state, '', url);
   dispatchEvent(new PopStateEvent('popstate'));
 }
 
@@ -38,11 +50,11 @@ export function callUrl(id: string): string {
 }
 
 /** Follows a same-app link without a reload (a modified click opens a tab as usual). */
-export function onLinkClick(event: MouseEvent): void {
+export function onLinkClick(event: MouseEvent, state: unknown = null): void {
   if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey)
     return;
   const anchor = (event.currentTarget as HTMLAnchorElement | null) ?? null;
   if (!anchor?.href) return;
   event.preventDefault();
-  navigate(anchor.href);
+  navigate(anchor.href, false, state);
 }

@@ -1,7 +1,7 @@
 /**
  * The calls page's tag filter box: the list's `tag` filters (`key` or `key:value`) as one line of text and
- * back. Filters are separated by spaces or commas; a value that holds either (or a quote) is quoted, so
- * `queue:"customer care"` stays one filter, and what the box shows is read back as the same filters.
+ * back. Filters are separated by spaces or commas; a key or value that holds either (or a quote) is quoted,
+ * so `queue:"customer care"` stays one filter, and what the box shows is read back as the same filters.
  */
 
 const TOKEN = /(?:[^\s,"]+|"(?:[^"\\]|\\.)*"?)+/g;
@@ -16,14 +16,17 @@ export function parseTagFilter(text: string): string[] {
   return (text.match(TOKEN) ?? []).map(unquote).filter(Boolean);
 }
 
-/** The box's text for the filters: each one whole, its value quoted when it needs to be. */
+/**
+ * The box's text for the filters: each one whole, its key and its value each quoted when it needs to be
+ * (`"my key":val` is one filter; `my key:"val"` would read back as two).
+ */
 export function tagFilterText(filters: readonly string[]): string {
+  const special = (s: string) => /[\s,"]/.test(s);
+  const quote = (s: string) => (special(s) ? `"${s.replace(/["\\]/g, '\\$&')}"` : s);
   return filters
     .map((filter) => {
-      if (!/[\s,"]/.test(filter)) return filter;
       const colon = filter.indexOf(':');
-      const quote = (s: string) => `"${s.replace(/["\\]/g, '\\$&')}"`;
-      return colon < 0 ? quote(filter) : `${filter.slice(0, colon + 1)}${quote(filter.slice(colon + 1))}`;
+      return colon < 0 ? quote(filter) : `${quote(filter.slice(0, colon))}:${quote(filter.slice(colon + 1))}`;
     })
     .join(' ');
 }

@@ -3,7 +3,14 @@
  * with a speech timeline per party, tags, metadata, uploads and linked handoff records.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, type CallDetail, getCall, type RecordingLink, recordingLink } from '../api.ts';
+import {
+  ApiError,
+  type CallDetail,
+  getCall,
+  LAST_LIST_ITEM,
+  type RecordingLink,
+  recordingLink,
+} from '../api.ts';
 import { bytes, formatStart, secs } from '../format.ts';
 import { AnalysisView } from '../parts/analysis.tsx';
 import { Tags } from '../parts/tags.tsx';
@@ -11,13 +18,27 @@ import { Transcript } from '../parts/transcript.tsx';
 import { Waveform } from '../parts/waveform.tsx';
 import { BASE, onLinkClick } from '../router.ts';
 
-type Loaded = { call: CallDetail; link: RecordingLink | null };
+/** Where the reader asked the player to go, and whether to play from there. */
+type Wanted = { at: number; play: boolean };
 
-/** The player: <audio> from the signed URL (same origin, ranges), its waveform, and the time it is at. */
+/** Why the recording's link could not be had (the call shows without the player, with a retry). */
+type LinkFailure = { message: string; retryAt: number };
+
+/** An error's message, without the `Error: ` of String(error). */
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The player: <audio> from the signed URL (same origin, ranges), its waveform, and the time it is at. A
+ * seek asked while the element has no resource (its URL expired and a new one is on its way) is kept in
+ * `wanted` and made once the new source has its metadata.
+ */
 function usePlayer() {
   const audio = useRef<HTMLAudioElement>(null);
   const [time, setTime] = useState(0);
   const [duration, setDuration] = useState(0);
+  const wanted = useRef<Wanted | null>(null);
   // While playing, follow the audio each frame (timeupdate alone fires only ~4 times a second).
   useEffect(() => {
     const el = audio.current;
@@ -31,45 +52,64 @@ function usePlayer() {
       frame = requestAnimationFrame(tick);
     };
     const onTime = () => setTime(el.currentTime);
+    const onSeeked = () => {
+      onTime();
+      if (wanted.current && !wanted.current.play) wanted.current = null;
+    };
+    const onPlaying = () => {
+      wanted.current = null;
+    };
     const onMeta = () => setDuration(Number.isFinite(el.duration) ? el.duration : 0);
     el.addEventListener('play', onPlay);
+    el.addEventListener('playing', onPlaying);
     el.addEventListener('timeupdate', onTime);
-    el.addEventListener('seeked', onTime);
+    el.addEventListener('seeked', onSeeked);
     el.addEventListener('loadedmetadata', onMeta);
     return () => {
       cancelAnimationFrame(frame);
       el.removeEventListener('play', onPlay);
+      el.removeEventListener('playing', onPlaying);
       el.removeEventListener('timeupdate', onTime);
-      el.removeEventListener('seeked', onTime);
+      el.removeEventListener('seeked', onSeeked);
       el.removeEventListener('loadedmetadata', onMeta);
     };
   });
+  /** Goes to `at` (and plays from there): now, or once the element has a resource again. */
+  const go = (el: HTMLAudioElement, at: number, play: boolean) => {
+    el.currentTime = at;
+    if (play) void el.play().catch(() => {});
+  };
   const seek = (seconds: number, play = false) => {
     const el = audio.current;
     if (!el) return;
-    el.currentTime = Math.max(0, seconds);
-    setTime(el.currentTime);
-    if (play) void el.play().catch(() => {});
+    const at = Math.max(0, seconds);
+    wanted.current = { at, play };
+    setTime(at);
+    if (el.error || el.readyState === 0) return;
+    go(el, at, play);
   };
-  return { audio, time, duration, seek };
+  return { audio, time, duration, seek, wanted, go };
 }
 
 /** The call page. */
 export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => void }) {
-  const [loaded, setLoaded] = useState<Loaded | null>(null);
+  const [call, setCall] = useState<CallDetail | null>(null);
+  const [link, setLink] = useState<RecordingLink | null>(null);
+  const [linkFailure, setLinkFailure] = useState<LinkFailure | null>(null);
+  const [linkLoading, setLinkLoading] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const player = usePlayer();
   // Focus moves to the call's heading when it shows, so a screen reader announces the new page.
   const heading = useRef<HTMLHeadingElement>(null);
-  const shown = loaded !== null;
+  const shown = call !== null;
   useEffect(() => {
     if (shown) heading.current?.focus();
   }, [shown]);
 
   // The player's source: the signed URL, asked again when the element fails on an expired one.
   const [audioSrc, setAudioSrc] = useState<string | null>(null);
-  const resumeAt = useRef<number | null>(null);
   const lastRefresh = useRef(0);
+  const freshUrl = useRef<string | null>(null);
   const linkRef = useRef<RecordingLink | null>(null);
   // Where the player was while it had a resource (a new source resets currentTime to 0 before failing).
   const lastPosition = useRef(0);
@@ -78,45 +118,81 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
     if (el.readyState >= 1) lastPosition.current = el.currentTime;
   };
 
-  const load = async () => {
+  // The recording's signed URL. A refusal (429, 503: the service is busy) leaves the call on screen with a
+  // retry for the recording; Retry-After is waited out before asking again.
+  const fetchLink = async (notBefore = 0) => {
+    setLinkLoading(true);
+    const wait = notBefore - Date.now();
+    if (wait > 0) await new Promise((done) => setTimeout(done, wait));
     try {
-      const call = await getCall(id);
-      // The signed URL is asked only when there is a ready recording, and once (a reload of the call
-      // after tagging keeps it).
-      const ready = call.uploads.some((u) => u.status === 'ready');
-      if (ready && !linkRef.current) {
-        linkRef.current = await recordingLink(id);
-        setAudioSrc(linkRef.current?.url ?? null);
-      }
-      const link = linkRef.current;
-      setLoaded({ call, link });
-      document.title = `Call ${call.conversation_id} · Call Quality Service`;
+      linkRef.current = await recordingLink(id);
+      freshUrl.current = linkRef.current?.url ?? null;
+      setLink(linkRef.current);
+      setLinkFailure(null);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) return onSignedOut();
+      const retryAfter = e instanceof ApiError ? e.retryAfter : 0;
+      setLinkFailure({ message: messageOf(e), retryAt: Date.now() + retryAfter * 1000 });
+    } finally {
+      setLinkLoading(false);
+    }
+  };
+
+  const load = async () => {
+    let got: CallDetail;
+    try {
+      got = await getCall(id);
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) return onSignedOut();
       setError(
-        e instanceof ApiError && e.status === 404 ? 'No such call (or not one this key may see).' : String(e),
+        e instanceof ApiError && e.status === 404
+          ? 'No such call (or not one this key may see).'
+          : messageOf(e),
       );
+      return;
     }
+    // The signed URL is asked only when there is a ready recording, and once (a reload of the call after
+    // tagging keeps it); the call shows with it, or with why it could not be had.
+    const ready = got.uploads.some((u) => u.status === 'ready');
+    if (ready && !linkRef.current) await fetchLink();
+    setCall(got);
+    document.title = `Call ${got.conversation_id} · Call Quality Service`;
   };
   useEffect(() => {
     void load();
   }, [id]);
 
   // A signed URL is valid for minutes; a reviewer may pause longer. When the element fails (an expired or
-  // refused URL answers 403), ask for a new one (at most every 5 s) and go on from the same place.
+  // refused URL answers 403), ask for a new one and go on: to where the reader last asked (a click on a line
+  // that met the expired URL), playing if asked, else where it was. A new URL that fails too is not asked
+  // again within 5 s.
   const onAudioError = async () => {
-    if (Date.now() - lastRefresh.current < 5000) return;
+    const el = player.audio.current;
+    if (!el) return;
+    if (el.currentSrc === freshUrl.current && Date.now() - lastRefresh.current < 5000) return;
     lastRefresh.current = Date.now();
-    resumeAt.current = lastPosition.current;
+    player.wanted.current ??= { at: lastPosition.current, play: !el.paused };
     const fresh = await recordingLink(id).catch(() => null);
-    if (fresh) setAudioSrc(fresh.url);
+    if (!fresh) return;
+    freshUrl.current = fresh.url;
+    // URLs are signed to the second, so the new one may be the one the page already gave the element (and
+    // a new state would change nothing): then it is put back in the element, if something replaced it.
+    if ((audioSrc ?? link?.url) !== fresh.url) setAudioSrc(fresh.url);
+    else if (el.getAttribute('src') !== fresh.url) el.src = fresh.url;
   };
   const onAudioMetadata = () => {
     const el = player.audio.current;
-    if (el && resumeAt.current !== null) {
-      el.currentTime = resumeAt.current;
-      resumeAt.current = null;
-    }
+    const wanted = player.wanted.current;
+    if (el && wanted) player.go(el, wanted.at, wanted.play);
+  };
+
+  // The link back: to the list this call was opened from, as it was (Back), else to the last list shown.
+  const backToList = (event: MouseEvent) => {
+    const plain = event.button === 0 && !event.metaKey && !event.ctrlKey && !event.shiftKey;
+    if (plain && (history.state as { fromList?: boolean } | null)?.fromList) {
+      event.preventDefault();
+      history.back();
+    } else onLinkClick(event);
   };
 
   if (error)
@@ -132,19 +208,18 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
         </p>
       </section>
     );
-  if (!loaded)
+  if (!call)
     return (
       <p class="muted" role="status">
         Loading the call…
       </p>
     );
-  const { call, link } = loaded;
   const roles = call.speaker.channel_map ?? [];
   const seekAndPlay = link ? (s: number) => player.seek(s, true) : undefined;
   return (
     <article class="call" aria-labelledby="call-title">
       <p>
-        <a href={`${BASE}${sessionStorage.getItem('cqs.lastList') ?? ''}`} onClick={onLinkClick}>
+        <a href={`${BASE}${sessionStorage.getItem(LAST_LIST_ITEM) ?? ''}`} onClick={backToList}>
           ← Calls
         </a>
       </p>
@@ -182,13 +257,36 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
                 onSeek={(s) => player.seek(s)}
               />
             </>
+          ) : linkFailure ? (
+            <div role="alert" class="error">
+              <p>
+                The recording could not be had: {linkFailure.message}
+                {linkFailure.retryAt > Date.now()
+                  ? ` (the service asks to wait ${Math.ceil((linkFailure.retryAt - Date.now()) / 1000)} s)`
+                  : ''}
+                .
+              </p>
+              <button
+                type="button"
+                aria-disabled={linkLoading}
+                onClick={() => {
+                  if (!linkLoading) void fetchLink(linkFailure.retryAt);
+                }}
+              >
+                {linkLoading ? 'Trying again…' : 'Try again'}
+              </button>
+            </div>
           ) : (
             <p class="muted">
               No playable recording{call.media ? ` (latest upload: ${call.media.status})` : ''}.
             </p>
           )}
           <h2>Analysis</h2>
-          <AnalysisView analysis={call.analysis} time={player.time} onSeek={(s) => player.seek(s)} />
+          <AnalysisView
+            analysis={call.analysis}
+            time={player.time}
+            onSeek={link ? (s) => player.seek(s) : undefined}
+          />
         </section>
         <section aria-labelledby="transcript-title" class="transcript-pane">
           <h2 id="transcript-title">Transcript</h2>

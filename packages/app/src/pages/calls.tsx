@@ -3,9 +3,9 @@
  * as its URL), newest first, a page at a time with the cursor ("Load more"), arrow keys between rows.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, type CallFilters, type CallItem, listCalls, listQuery } from '../api.ts';
+import { ApiError, type CallFilters, type CallItem, LAST_LIST_ITEM, listCalls, listQuery } from '../api.ts';
 import { formatStart, tagText } from '../format.ts';
-import { BASE, callUrl, navigate, onLinkClick } from '../router.ts';
+import { BASE, callUrl, navigate, onLinkClick, setBeforeLeave } from '../router.ts';
 import { parseTagFilter, tagFilterText } from '../tag-filter.ts';
 
 const PAGE_SIZE = 50;
@@ -37,19 +37,34 @@ export function filtersOf(search: string): CallFilters {
   return filters as CallFilters;
 }
 
-/** epoch seconds → the value of a datetime-local input (local time). */
+/**
+ * epoch seconds → the value of a datetime-local input (local time, to the second: the inputs have step=1),
+ * in the input's normalized form (seconds left out when 0), so an unedited input reads back the same.
+ */
 function toLocalInput(epoch: number | undefined): string {
   if (epoch === undefined) return '';
   const d = new Date(epoch * 1000);
   const pad = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  const seconds = d.getSeconds() ? `:${pad(d.getSeconds())}` : '';
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}${seconds}`;
 }
 
-/** The value of a datetime-local input → epoch seconds, or undefined when empty. */
-function fromLocalInput(value: string): number | undefined {
+/**
+ * The value of a datetime-local input → epoch seconds, or undefined when empty; an input left as it showed
+ * `was` keeps it exactly (a local time can name two instants when clocks go back).
+ */
+function fromLocalInput(value: string, was: number | undefined): number | undefined {
   if (!value) return undefined;
+  if (was !== undefined && value === toLocalInput(was)) return was;
   const ms = new Date(value).getTime();
   return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
+}
+
+/** What a list's history entry keeps, so Back to it shows as many rows, scrolled as far. */
+type Kept = { key: string; rows: number; scroll: number };
+
+function keptList(): Kept | undefined {
+  return (history.state as { list?: Kept } | null)?.list;
 }
 
 type Load = { status: 'loading' } | { status: 'error'; message: string } | { status: 'done' };
@@ -62,33 +77,101 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
   const [cursor, setCursor] = useState<string | null>(null);
   const [load, setLoad] = useState<Load>({ status: 'loading' });
   const tbody = useRef<HTMLTableSectionElement>(null);
+  const applyButton = useRef<HTMLButtonElement>(null);
+  // After an Apply, focus goes to the (re-made) form's Apply button rather than to the page's body.
+  const focusApply = useRef(false);
+  // After "Load more", focus goes to the first new row; after a Back, the page scrolls where it was.
+  const focusRow = useRef<number | null>(null);
+  const scrollTo = useRef<number | null>(null);
+  // The rows shown are kept in the history entry only once the list has loaded (or restored) them.
+  const settled = useRef(false);
+  const loading = load.status === 'loading';
 
   // Only the latest request's answer is shown: a slow page of old filters must not land on new ones.
+  // `rows`: pages are fetched until at least that many rows are in (a Back restores what was loaded).
   const generation = useRef(0);
-  const fetchPage = async (next: string | null, replace: boolean) => {
+  const fetchPage = async (next: string | null, replace: boolean, rows = 0) => {
     const mine = ++generation.current;
     setLoad({ status: 'loading' });
     try {
-      const page = await listCalls({ limit: PAGE_SIZE, ...filters }, next);
-      if (mine !== generation.current) return;
-      setCalls((old) => (replace ? page.calls : [...old, ...page.calls]));
-      setCursor(page.next_cursor);
+      let got: CallItem[] = [];
+      let after = next;
+      do {
+        const page = await listCalls({ limit: PAGE_SIZE, ...filters }, after);
+        if (mine !== generation.current) return;
+        got = [...got, ...page.calls];
+        after = page.next_cursor;
+      } while (after && got.length < rows);
+      setCalls((old) => (replace ? got : [...old, ...got]));
+      setCursor(after);
       setLoad({ status: 'done' });
     } catch (e) {
       if (mine !== generation.current) return;
       if (e instanceof ApiError && e.status === 401) return onSignedOut();
       setLoad({ status: 'error', message: e instanceof Error ? e.message : String(e) });
+      scrollTo.current = focusRow.current = null;
     }
   };
 
-  // A new set of filters starts the list again from its first page.
+  // Keeps the rows loaded and the scroll in this list's history entry (read back by a Back to it).
+  const keep = () => {
+    if (!settled.current) return;
+    const list: Kept = { key: filterKey, rows: calls.length, scroll: Math.round(scrollY) };
+    history.replaceState({ ...(history.state as object | null), list }, '');
+  };
+  const keepRef = useRef(keep);
+  keepRef.current = keep;
+
+  // A new set of filters starts the list again from its first page; a Back to a list loads as many rows
+  // as it had and scrolls where it was.
   useEffect(() => {
-    sessionStorage.setItem('cqs.lastList', filterKey ? `?${filterKey}` : '');
+    sessionStorage.setItem(LAST_LIST_ITEM, filterKey ? `?${filterKey}` : '');
     document.title = 'Calls · Call Quality Service';
     setCalls([]);
     setCursor(null);
-    void fetchPage(null, true);
+    settled.current = false;
+    const kept = keptList();
+    const restore = kept?.key === filterKey ? kept : undefined;
+    scrollTo.current = restore ? restore.scroll : null;
+    void fetchPage(null, true, restore?.rows ?? 0);
+    if (focusApply.current) {
+      focusApply.current = false;
+      applyButton.current?.focus();
+    }
+    // Before the app leaves this entry (a call opened), and when scrolling stops, the entry is updated.
+    setBeforeLeave(() => keepRef.current());
+    let timer = 0;
+    const onScroll = () => {
+      clearTimeout(timer);
+      timer = window.setTimeout(() => keepRef.current(), 200);
+    };
+    addEventListener('scroll', onScroll, { passive: true });
+    return () => {
+      clearTimeout(timer);
+      removeEventListener('scroll', onScroll);
+      setBeforeLeave(null);
+    };
   }, [filterKey]);
+
+  // Once rows are in: scroll back where a Back left off, move focus to the first new row after "Load
+  // more", and keep the count in the history entry.
+  useEffect(() => {
+    if (load.status !== 'done') return;
+    if (scrollTo.current !== null) window.scrollTo(0, scrollTo.current);
+    scrollTo.current = null;
+    if (focusRow.current !== null) {
+      tbody.current?.querySelectorAll<HTMLAnchorElement>('a.row-link')[focusRow.current]?.focus();
+      focusRow.current = null;
+    }
+    settled.current = true;
+    keep();
+  }, [calls, load.status]);
+
+  const loadMore = () => {
+    if (loading || !cursor) return;
+    focusRow.current = calls.length;
+    void fetchPage(cursor, false);
+  };
 
   const apply = (event: Event) => {
     event.preventDefault();
@@ -99,14 +182,17 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
       product_id: get('product_id') || undefined,
       state: get('state') || undefined,
       media: get('media') || undefined,
-      start_time_gte: fromLocalInput(get('from')),
-      start_time_lt: fromLocalInput(get('to')),
+      start_time_gte: fromLocalInput(get('from'), filters.start_time_gte),
+      start_time_lt: fromLocalInput(get('to'), filters.start_time_lt),
       limit: filters.limit,
       conversation_id: get('conversation_id') || undefined,
       tag: parseTagFilter(get('tag')),
     };
     const query = listQuery(next as CallFilters);
-    navigate(`${BASE}${query ? `?${query}` : ''}`, true);
+    // The same filters again: the list is fetched again. Others: a new history entry (Back returns here).
+    if (query === filterKey) return void fetchPage(null, true);
+    focusApply.current = true;
+    navigate(`${BASE}${query ? `?${query}` : ''}`);
   };
 
   // Up and down arrows move between the rows' links; Enter follows the focused one.
@@ -125,52 +211,73 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
       <form class="filters" onSubmit={apply} aria-label="Filters" key={filterKey}>
         <label>
           Agent email
-          <input name="agent_email" type="email" value={filters.agent_email ?? ''} />
+          <input name="agent_email" type="email" defaultValue={filters.agent_email ?? ''} />
         </label>
         <label>
           Product id
-          <input name="product_id" inputMode="numeric" pattern="[0-9]*" value={filters.product_id ?? ''} />
+          <input
+            name="product_id"
+            inputMode="numeric"
+            pattern="[0-9]*"
+            defaultValue={String(filters.product_id ?? '')}
+          />
         </label>
         <label>
           Conversation id
-          <input name="conversation_id" value={filters.conversation_id ?? ''} />
+          <input name="conversation_id" defaultValue={filters.conversation_id ?? ''} />
         </label>
         <label>
           State
-          <select name="state" value={filters.state ?? ''}>
+          <select name="state">
             <option value="">any</option>
             {STATES.map((s) => (
-              <option value={s}>{s}</option>
+              <option value={s} selected={filters.state === s}>
+                {s}
+              </option>
             ))}
           </select>
         </label>
         <label>
           Media
-          <select name="media" value={filters.media ?? ''}>
+          <select name="media">
             <option value="">any</option>
             {MEDIA.map((s) => (
-              <option value={s}>{s}</option>
+              <option value={s} selected={filters.media === s}>
+                {s}
+              </option>
             ))}
           </select>
         </label>
         <label>
           From
-          <input name="from" type="datetime-local" value={toLocalInput(filters.start_time_gte)} />
+          <input
+            name="from"
+            type="datetime-local"
+            step={1}
+            defaultValue={toLocalInput(filters.start_time_gte)}
+          />
         </label>
         <label>
           Until
-          <input name="to" type="datetime-local" value={toLocalInput(filters.start_time_lt)} />
+          <input
+            name="to"
+            type="datetime-local"
+            step={1}
+            defaultValue={toLocalInput(filters.start_time_lt)}
+          />
         </label>
         <label>
           Tags (key or key:value)
           <input
             name="tag"
-            value={tagFilterText([filters.tag ?? []].flat())}
+            defaultValue={tagFilterText([filters.tag ?? []].flat())}
             placeholder='sale_closed:true queue:"customer care"'
           />
         </label>
         <div class="filter-actions">
-          <button type="submit">Apply</button>
+          <button type="submit" ref={applyButton}>
+            Apply
+          </button>
           <a href={BASE} onClick={onLinkClick} class="button secondary">
             Clear
           </a>
@@ -203,7 +310,11 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
           {calls.map((call) => (
             <tr key={call.id}>
               <td>
-                <a class="row-link" href={callUrl(call.id)} onClick={onLinkClick}>
+                <a
+                  class="row-link"
+                  href={callUrl(call.id)}
+                  onClick={(e) => onLinkClick(e, { fromList: true })}
+                >
                   {formatStart(call.start_time)}
                 </a>
               </td>
@@ -241,8 +352,9 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
             : 'No calls yet: they arrive through the API (call/create, or cqs calls upload).'}
         </p>
       )}
-      {cursor && load.status !== 'loading' && (
-        <button type="button" class="load-more" onClick={() => fetchPage(cursor, false)}>
+      {/* Kept while the next page loads (aria-disabled, not disabled: the focus stays on it). */}
+      {cursor && (
+        <button type="button" class="load-more" aria-disabled={loading} onClick={loadMore}>
           Load more
         </button>
       )}

@@ -5,42 +5,65 @@ import { secs } from '../format.ts';
 type Analysis = NonNullable<CallDetail['analysis']>;
 const ROLES = ['agent', 'customer', 'unknown'] as const;
 
-/** The speech timeline: one row per party, its speech as bars, the playhead; a click seeks. */
-function Timeline(props: { analysis: Analysis; time: number; onSeek: (s: number) => void }) {
+/**
+ * The speech timeline: one row per party, its speech as bars, the playhead. With a recording, each row is a
+ * button: a click seeks to where it is clicked, Enter or Space to the party's next stretch of speech
+ * (after the playhead; the first one past the last). Without a recording it is only a picture.
+ */
+function Timeline(props: { analysis: Analysis; time: number; onSeek?: ((s: number) => void) | undefined }) {
   const speech = props.analysis.speech ?? [];
   const duration = props.analysis.duration_s ?? Math.max(1, ...speech.map((s) => s.stop));
   const roles = ROLES.filter((r) => r !== 'unknown' || speech.some((s) => s.role === 'unknown'));
+  const onSeek = props.onSeek;
   return (
     <div class="timeline">
-      {roles.map((role) => (
-        <div class="timeline-row">
-          <span class={`timeline-label role-${role}`}>{role}</span>
-          <button
-            type="button"
-            class="timeline-track"
-            aria-label={`${role} speech: ${speech.filter((s) => s.role === role).length} stretches; click to seek`}
-            onClick={(event) => {
-              // A key press has no position (detail 0): it should not jump to the start.
-              if (event.detail === 0) return;
-              const rect = (event.currentTarget as HTMLElement).getBoundingClientRect();
-              props.onSeek(((event.clientX - rect.left) / rect.width) * duration);
-            }}
-          >
-            {speech
-              .filter((s) => s.role === role)
-              .map((s) => (
-                <span
-                  class={`speech bg-${role}`}
-                  style={{
-                    left: `${(s.start / duration) * 100}%`,
-                    width: `${Math.max(0.2, ((s.stop - s.start) / duration) * 100)}%`,
-                  }}
-                />
-              ))}
+      {roles.map((role) => {
+        const own = speech.filter((s) => s.role === role);
+        const bars = (
+          <>
+            {own.map((s) => (
+              <span
+                class={`speech bg-${role}`}
+                style={{
+                  left: `${(s.start / duration) * 100}%`,
+                  width: `${Math.max(0.2, ((s.stop - s.start) / duration) * 100)}%`,
+                }}
+              />
+            ))}
             <span class="playhead" style={{ left: `${Math.min(100, (props.time / duration) * 100)}%` }} />
-          </button>
-        </div>
-      ))}
+          </>
+        );
+        const summary = `${role} speech: ${own.length} stretches`;
+        return (
+          <div class="timeline-row">
+            <span class={`timeline-label role-${role}`}>{role}</span>
+            {onSeek ? (
+              <button
+                type="button"
+                class="timeline-track"
+                aria-label={`${summary}; click to seek, Enter for the next one`}
+                onClick={(event) => {
+                  const target = event.currentTarget as HTMLElement;
+                  if (event.detail === 0) {
+                    // Enter or Space (a click without a position): the next stretch after the playhead.
+                    const next = own.find((s) => s.start > props.time + 0.05) ?? own[0];
+                    if (next) onSeek(next.start);
+                    return;
+                  }
+                  const rect = target.getBoundingClientRect();
+                  onSeek(((event.clientX - rect.left) / rect.width) * duration);
+                }}
+              >
+                {bars}
+              </button>
+            ) : (
+              <div class="timeline-track" role="img" aria-label={summary}>
+                {bars}
+              </div>
+            )}
+          </div>
+        );
+      })}
     </div>
   );
 }
@@ -49,7 +72,8 @@ function Timeline(props: { analysis: Analysis; time: number; onSeek: (s: number)
 export function AnalysisView(props: {
   analysis: CallDetail['analysis'];
   time: number;
-  onSeek: (s: number) => void;
+  /** Seeks the player; none without a recording (the timeline is then not offered as buttons). */
+  onSeek?: ((s: number) => void) | undefined;
 }) {
   const a = props.analysis;
   if (!a) return <p class="muted">Not analysed yet.</p>;

@@ -24,9 +24,17 @@ export function Transcript(props: {
   const list = useRef<HTMLOListElement>(null);
   const segments = props.segments ?? [];
   const active = activeSegment(segments, props.time);
+  // The line playing is kept in view by scrolling the list alone (scrollIntoView would also scroll the
+  // window back here from wherever the reader is on the page).
   useEffect(() => {
-    if (active < 0) return;
-    list.current?.children[active]?.scrollIntoView({ block: 'nearest' });
+    const box = list.current;
+    const line = box?.children[active];
+    if (!box || !line) return;
+    const outer = box.getBoundingClientRect();
+    const inner = line.getBoundingClientRect();
+    if (inner.top < outer.top + box.clientTop) box.scrollTop -= outer.top + box.clientTop - inner.top;
+    else if (inner.bottom > outer.top + box.clientTop + box.clientHeight)
+      box.scrollTop += inner.bottom - (outer.top + box.clientTop + box.clientHeight);
   }, [active]);
   if (!props.segments) return <p class="muted">No transcript.</p>;
   return (
