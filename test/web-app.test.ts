@@ -498,10 +498,16 @@ describe('the web app in a browser', { skip: missing }, () => {
       await page
         .locator(`.transcript li:nth-child(${last + 1}).active`)
         .waitFor({ state: 'attached', ...WAIT });
-      const inList = (await page.evaluate(
-        '(() => { const list = document.querySelector(".transcript").getBoundingClientRect(); const line = document.querySelector(".transcript li.active").getBoundingClientRect(); return line.top >= list.top - 1 && line.bottom <= list.bottom + 1; })()',
-      )) as boolean;
-      assert.ok(inList, 'the line playing is in the list’s view');
+      // The list scrolls in an effect after the line is marked: waited for, not read at once.
+      await page.waitForFunction(
+        () => {
+          const list = document.querySelector('.transcript')?.getBoundingClientRect();
+          const line = document.querySelector('.transcript li.active')?.getBoundingClientRect();
+          return !!list && !!line && line.top >= list.top - 1 && line.bottom <= list.bottom + 1;
+        },
+        undefined,
+        WAIT,
+      );
       assert.equal(await page.evaluate('window.scrollY'), y);
 
       // The signed URL expires (spoiled here by hand, which the storage refuses the same way) and the app
