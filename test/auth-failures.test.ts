@@ -4,27 +4,10 @@
  * address (in Redis when configured): 429 with Retry-After, before any look-up.
  */
 import assert from 'node:assert/strict';
-import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { generateApiKey } from '../src/domain/access/api-keys.ts';
+import { address, attempt, LIST, UNKNOWN_KEY } from './helpers/auth-attempts.ts';
 import { type Harness, startHarness } from './helpers/harness.ts';
-
-const LIST = '/api/v1/product/list';
-const UNKNOWN_KEY = 'cqs_000000000000000000000000000000000000';
-
-/** A random private address, so runs sharing one Redis never count each other's failures. */
-function address(): string {
-  return `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
-}
-
-function attempt(h: Harness, from: string, key: string) {
-  return h.app.inject({
-    method: 'GET',
-    url: LIST,
-    remoteAddress: from,
-    headers: { authorization: `Bearer ${key}` },
-  });
-}
 
 describe('failed authentications per address, in process', () => {
   let h: Harness;

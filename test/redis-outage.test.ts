@@ -10,24 +10,10 @@ import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { address, attempt, UNKNOWN_KEY } from './helpers/auth-attempts.ts';
 import { type Harness, startHarness } from './helpers/harness.ts';
 import { freePort } from './helpers/process.ts';
 import { tcpProxy } from './helpers/tcp-proxy.ts';
-
-const LIST = '/api/v1/product/list';
-const UNKNOWN_KEY = 'cqs_000000000000000000000000000000000000';
-
-/** A random private address, so runs sharing one Redis never count each other's failures. */
-const address = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
-
-function attempt(h: Harness, from: string, key: string) {
-  return h.app.inject({
-    method: 'GET',
-    url: LIST,
-    remoteAddress: from,
-    headers: { authorization: `Bearer ${key}` },
-  });
-}
 
 describe('limits while Redis stops answering', {
   skip: !process.env.TEST_DATABASE_URL && 'needs TEST_DATABASE_URL (and Redis on 127.0.0.1:6379)',

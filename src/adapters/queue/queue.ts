@@ -278,6 +278,9 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
   };
 }
 
+/** A dead job: its attempts spent and no lease (whatever `fail` or a lost last attempt made it). */
+const DEAD = sql`(${jobs.attempts} >= ${jobs.maxAttempts} and ${jobs.lockedUntil} is null)`;
+
 /**
  * Jobs per kind, service-wide, for the metrics: live (queued or running) and dead, and how long the oldest
  * live one has been due (since it was queued or, if later, since its time came). A job queued to run later
@@ -287,13 +290,12 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
 export async function queueDepth(
   db: Db,
 ): Promise<{ kind: string; live: number; dead: number; oldestAgeSeconds: number }[]> {
-  const dead = sql`(${jobs.attempts} >= ${jobs.maxAttempts} and ${jobs.lockedUntil} is null)`;
   const rows = await db
     .select({
       kind: jobs.kind,
-      live: sql<number>`(count(*) filter (where not ${dead}))::int`,
-      dead: sql<number>`(count(*) filter (where ${dead}))::int`,
-      oldest: sql<number>`coalesce(extract(epoch from now() - min(greatest(${jobs.createdAt}, ${jobs.runAt})) filter (where not ${dead} and ${jobs.runAt} <= now())), 0)::float8`,
+      live: sql<number>`(count(*) filter (where not ${DEAD}))::int`,
+      dead: sql<number>`(count(*) filter (where ${DEAD}))::int`,
+      oldest: sql<number>`coalesce(extract(epoch from now() - min(greatest(${jobs.createdAt}, ${jobs.runAt})) filter (where not ${DEAD} and ${jobs.runAt} <= now())), 0)::float8`,
     })
     .from(jobs)
     .groupBy(jobs.kind);
@@ -310,8 +312,8 @@ export async function purgeDeadJobs(db: Db, retentionDays: number, limit: number
     with deleted as (
       delete from jobs where id in (
         select id from jobs
-        where run_at = 'infinity' and attempts >= max_attempts and locked_until is null
-          and created_at < ${retentionCutoff(retentionDays)}
+        where ${jobs.runAt} = 'infinity' and ${DEAD}
+          and ${jobs.createdAt} < ${retentionCutoff(retentionDays)}
         limit ${limit})
       returning 1
     )

@@ -133,7 +133,8 @@ export const webAppRoutes: FastifyPluginAsync<{ config: Config; dist?: string; s
 ) => {
   const build = loadBuild(options.dist ?? APP_DIST, options.sources ?? APP_ROOT);
   const files = 'files' in build ? build.files : null;
-  if ('page' in build && build.page === STALE) {
+  const page = 'page' in build ? build.page : NOT_BUILT;
+  if (page === STALE) {
     app.log.warn('the web app at /app/ is older than its sources: run `npm run app:build`, then restart');
   }
   const csp = contentSecurityPolicy(options.config);
@@ -158,7 +159,7 @@ export const webAppRoutes: FastifyPluginAsync<{ config: Config; dist?: string; s
         .code(503)
         .header('content-security-policy', csp)
         .type('text/html; charset=utf-8')
-        .send('page' in build ? build.page : NOT_BUILT);
+        .send(page);
     }
     const path = request.params['*'] ?? '';
     const asset = files.get(path);
