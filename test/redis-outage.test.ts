@@ -10,6 +10,7 @@ import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { openSharedRedis } from '../src/adapters/redis/shared-redis.ts';
 import { address, attempt, UNKNOWN_KEY } from './helpers/auth-attempts.ts';
 import { type Harness, startHarness } from './helpers/harness.ts';
 import { freePort } from './helpers/process.ts';
@@ -87,6 +88,74 @@ describe('limits while Redis stops answering', {
     const ttl = await direct.pttl(`cqs-auth-failures:${stuck}`);
     assert.ok(ttl > 55_000 && ttl <= 60_000, String(ttl));
     await direct.del(`cqs-auth-failures:${stuck}`);
+  });
+});
+
+describe('the rate limiter alone while Redis stops answering', {
+  skip: !process.env.TEST_DATABASE_URL && 'needs TEST_DATABASE_URL (and Redis on 127.0.0.1:6379)',
+}, () => {
+  let h: Harness;
+  let proxy: ReturnType<typeof tcpProxy>;
+  before(async () => {
+    const port = await freePort();
+    proxy = tcpProxy(port, 6379);
+    await proxy.open();
+    // No failure counting: only the limiter asks Redis, so only its failures can open the breaker.
+    h = await startHarness('pglite', {
+      RATE_LIMIT_MAX: '1000',
+      AUTH_FAILURE_MAX: '0',
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+    });
+    while (h.services.redis?.client.status !== 'ready') await sleep(20);
+  });
+  after(async () => {
+    proxy.resume();
+    await h.close();
+    await proxy.cut();
+  });
+
+  it('opens the breaker on its first failed count, so only one request waits', async () => {
+    const c = await h.company();
+    const limited = await attempt(h, address(), c.key);
+    assert.equal(limited.statusCode, 200);
+    assert.equal(limited.headers['x-ratelimit-limit'], '1000', 'the limiter counts in Redis');
+    proxy.pause();
+    try {
+      const times: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const started = performance.now();
+        assert.equal((await attempt(h, address(), c.key)).statusCode, 200);
+        times.push(performance.now() - started);
+      }
+      // Before, each waited a command timeout (1 s) until the silent socket was dropped 3 s in.
+      assert.ok((times[0] ?? 0) < 2500, `first ${times[0]} ms`);
+      assert.ok(Math.max(...times.slice(1)) < 250, `then ${times.slice(1).map(Math.round)} ms`);
+    } finally {
+      proxy.resume();
+    }
+  });
+});
+
+describe('a process that holds its event loop past the command limit', {
+  skip: !process.env.TEST_DATABASE_URL && 'needs TEST_DATABASE_URL (and Redis on 127.0.0.1:6379)',
+}, () => {
+  it('neither fails a command Redis has answered nor opens the breaker', async () => {
+    const redis = await openSharedRedis('redis://127.0.0.1:6379');
+    try {
+      while (redis.client.status !== 'ready') await sleep(20);
+      const key = `cqs-test-held-loop:${randomInt(1e9)}`;
+      await redis.client.set(key, '7', 'PX', 60_000);
+      for (let i = 0; i < 3; i++) {
+        const answer = redis.ask(() => redis.client.get(key));
+        // A busy process: the loop is held 1.5 s, past the 1 s limit, while the answer waits in the socket.
+        const until = performance.now() + 1500;
+        while (performance.now() < until);
+        assert.equal(await answer, '7');
+        assert.equal(redis.usable(), true, 'the breaker stays closed');
+      }
+    } finally {
+      redis.close();
+    }
   });
 });
 

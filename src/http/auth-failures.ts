@@ -86,12 +86,7 @@ export function redisFailureStore(redis: SharedRedis, windowMs: number): AuthFai
   const key = (address: string) => `cqs-auth-failures:${address}`;
   const asking = async <T>(command: () => Promise<T>, skipped: T): Promise<T> => {
     if (!redis.usable()) return skipped;
-    try {
-      return await command();
-    } catch (error) {
-      redis.failed();
-      throw error;
-    }
+    return redis.ask(command);
   };
   return {
     get: (address) =>
