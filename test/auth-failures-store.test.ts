@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { memoryFailureStore } from '../src/http/auth-failures.ts';
+import { UnauthenticatedError } from '../src/domain/errors.ts';
+import { authFailureLimiter, memoryFailureStore } from '../src/http/auth-failures.ts';
+import { FailuresExhausted, lookupGate } from '../src/http/auth-lookups.ts';
 
 describe('the in-process count of failed authentications', () => {
   beforeEach(() => mock.timers.enable({ apis: ['Date'], now: 1_000_000 }));
@@ -43,5 +45,43 @@ describe('the in-process count of failed authentications', () => {
     assert.equal(store.getNow?.('2001:db8::499').count, 0);
     assert.equal(store.getNow?.('2001:db8::500').count, 1);
     assert.equal(store.getNow?.('2001:db8::1499').count, 1);
+  });
+});
+
+describe('the look-ups of one address under its failure limit', () => {
+  it('reads the standing again when a failure was counted after it was read, so no look-up too many starts', async () => {
+    // Like the Redis store: no synchronous read, so a standing is read before the look-up is asked for.
+    const { get, add } = memoryFailureStore(60_000);
+    const limiter = authFailureLimiter({ get, add }, 2);
+    const gate = lookupGate(limiter);
+    const from = '10.0.0.1';
+    const failing = () => {
+      throw new UnauthenticatedError('unknown key');
+    };
+    // B reads its standing (2 failures left), and its look-up is asked for only later (a slow read).
+    const readAtB = limiter.counted();
+    const standingB = await limiter.standing(from);
+    // Meanwhile A fails (1 left), and C starts a look-up that takes a while.
+    await assert.rejects(gate.run(from, await limiter.standing(from), limiter.counted(), failing));
+    let endC: () => void = () => {};
+    const c = gate.run(from, await limiter.standing(from), limiter.counted(), async () => {
+      await new Promise<void>((resolve) => {
+        endC = resolve;
+      });
+      failing();
+    });
+    let lookedUpB = false;
+    const b = gate.run(from, standingB, readAtB, () => {
+      lookedUpB = true;
+      failing();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // With the standing B read, it had room (one look-up under way, two failures left) and started.
+    assert.equal(lookedUpB, false, 'B waits: one failure is left, and C may use it');
+    endC();
+    await assert.rejects(c, UnauthenticatedError);
+    await assert.rejects(b, FailuresExhausted);
+    assert.equal(lookedUpB, false);
+    assert.deepEqual(await limiter.standing(from), { wait: 60, left: 0 });
   });
 });

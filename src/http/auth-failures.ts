@@ -143,6 +143,11 @@ export interface AuthFailureLimiter {
   standingNow(address: string): Standing | undefined;
   /** Counts a failure of the address. */
   failed(address: string): Promise<void>;
+  /**
+   * How many failures this process has counted: a standing read while it was lower may miss one of them.
+   * Counted once each failure has reached the store.
+   */
+  counted(): number;
 }
 
 const OFF: Standing = Object.freeze({ wait: 0, left: Number.POSITIVE_INFINITY });
@@ -157,7 +162,9 @@ export function authFailureLimiter(store: AuthFailureStore, max: number): AuthFa
       ? { wait: Math.max(1, Math.ceil(resetMs / 1000)), left: 0 }
       : { wait: 0, left: max - count };
   };
+  let counted = 0;
   return {
+    counted: () => counted,
     standingNow(address) {
       if (max === 0) return OFF;
       return store.getNow ? standingOf(store.getNow(address)) : undefined;
@@ -173,6 +180,7 @@ export function authFailureLimiter(store: AuthFailureStore, max: number): AuthFa
     async failed(address) {
       if (max === 0) return;
       await store.add(address).catch(() => {});
+      counted++;
     },
   };
 }

@@ -33,9 +33,10 @@ export interface LookupGate {
   /**
    * Runs `lookUp` for `address` once fewer look-ups of it are under way than it has failures left, and
    * counts an UnauthenticatedError from it as a failure before the next may start. `standing` is the
-   * address's as read just before; a waiter reads it again when its turn comes.
+   * address's as read just before, when `failures.counted()` was `readAt`; it is read again when a failure
+   * was counted since, and by a waiter when its turn comes.
    */
-  run<T>(address: string, standing: Standing, lookUp: () => T | Promise<T>): Promise<T>;
+  run<T>(address: string, standing: Standing, readAt: number, lookUp: () => T | Promise<T>): Promise<T>;
 }
 
 interface Queue {
@@ -50,16 +51,26 @@ export function lookupGate(failures: AuthFailureLimiter): LookupGate {
   const queues = new Map<string, Queue>();
   const room = (q: Queue, standing: Standing) => q.running < Math.max(1, standing.left);
 
-  async function enter(q: Queue, address: string, first: Standing): Promise<void> {
+  async function enter(q: Queue, address: string, first: Standing, firstReadAt: number): Promise<void> {
     let standing = first;
-    while (!room(q, standing)) {
-      await new Promise<void>((resolve) => q.waiting.push(resolve));
-      standing = await failures.standing(address);
-      if (standing.wait > 0) {
-        // The next waiter must hear it too: each one woken wakes the next.
-        q.waiting.shift()?.();
-        throw new FailuresExhausted(standing.wait);
+    let readAt = firstReadAt;
+    let woken = false;
+    for (;;) {
+      // A standing read before a failure of this process reached the store may not count it, and let one
+      // look-up too many start (a slow store: the read was sent before, the look-up comes after): read again.
+      if (woken || readAt !== failures.counted()) {
+        readAt = failures.counted();
+        standing = await failures.standing(address);
+        if (standing.wait > 0) {
+          // The next waiter must hear it too: each one woken wakes the next.
+          if (woken) q.waiting.shift()?.();
+          throw new FailuresExhausted(standing.wait);
+        }
+        if (readAt !== failures.counted()) continue;
       }
+      if (room(q, standing)) break;
+      await new Promise<void>((resolve) => q.waiting.push(resolve));
+      woken = true;
     }
     q.running++;
     // A window that ended meanwhile leaves room for more than the one place that was freed.
@@ -67,7 +78,7 @@ export function lookupGate(failures: AuthFailureLimiter): LookupGate {
   }
 
   return {
-    async run(address, standing, lookUp) {
+    async run(address, standing, readAt, lookUp) {
       let q = queues.get(address);
       if (!q) {
         q = { running: 0, waiting: [], holders: 0 };
@@ -75,7 +86,7 @@ export function lookupGate(failures: AuthFailureLimiter): LookupGate {
       }
       q.holders++;
       try {
-        await enter(q, address, standing);
+        await enter(q, address, standing, readAt);
         try {
           return await lookUp();
         } catch (error) {

@@ -88,14 +88,14 @@ export function installAuth(app: FastifyInstance, services: Services): void {
       request.principal = principal;
       done();
     };
-    const check = (standing: Standing) => {
+    const check = (standing: Standing, readAt: number) => {
       if (standing.wait > 0) return tooMany(standing.wait);
       let found: Principal | Promise<Principal>;
       try {
         const { key, viaQuery } = keyFrom(request);
         if (viaQuery) setDeprecationHeaders(reply, docsUrl, API_KEY_QUERY_SUNSET);
         found = authenticate(services.database.db, key, services.principalCache, (lookUp) =>
-          lookups.run(address, standing, lookUp),
+          lookups.run(address, standing, readAt, lookUp),
         );
       } catch (error) {
         return fail(error as Error);
@@ -103,8 +103,9 @@ export function installAuth(app: FastifyInstance, services: Services): void {
       if (found instanceof Promise) found.then(admit, refuse);
       else admit(found);
     };
+    const readAt = failures.counted();
     const standing = failures.standingNow(address);
-    if (standing === undefined) failures.standing(address).then(check, done);
-    else check(standing);
+    if (standing === undefined) failures.standing(address).then((s) => check(s, readAt), done);
+    else check(standing, readAt);
   });
 }
