@@ -107,6 +107,11 @@ export const EnvSchema = Type.Object({
   WEBHOOK_TIMEOUT: Integer(1, 120, 15),
   /** Webhook endpoints one worker process sends to at once (each endpoint gets at most one). */
   WEBHOOK_CONCURRENCY: Integer(1, 1024, 32),
+  /**
+   * Name servers webhook host names are looked up with (`ip` or `ip:port`, `[v6]:port`, comma-separated);
+   * the system's when unset. Used for the public-address rule; with WEBHOOK_ALLOW_PRIVATE, the system's lookup.
+   */
+  WEBHOOK_DNS_SERVERS: Type.Optional(Type.String()),
   /** Webhook endpoints one company may have, enabled or not: each event is sent to each of them. */
   WEBHOOK_ENDPOINTS_MAX: Integer(1, 1000, 20),
   /** Milliseconds between the webhook fan-out's polls (it also wakes on every commit of events). */
@@ -217,6 +222,8 @@ export interface Config {
     pollIntervalMs: number;
     /** WEBHOOK_ENDPOINTS_MAX: endpoints one company may have. */
     maxEndpoints: number;
+    /** WEBHOOK_DNS_SERVERS, split; empty for the system's name servers. */
+    dnsServers: string[];
   };
   /** FFMPEG_PATH, when set. */
   ffmpegPath: string | undefined;
@@ -260,6 +267,26 @@ function parseTrustProxy(text: string): false | string[] {
     if (family === 0 || !okPrefix || rest.length > 0) {
       throw new ConfigError(
         `invalid configuration:\n  TRUST_PROXY=${JSON.stringify(text)}: "${part}" is not an IP address or CIDR range`,
+      );
+    }
+  }
+  return parts;
+}
+
+/** WEBHOOK_DNS_SERVERS's text as a list; a ConfigError names a part that is no address (with a port). */
+function parseDnsServers(text: string): string[] {
+  const parts = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  for (const part of parts) {
+    const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(part);
+    const plain = /^([^:]+)(?::(\d{1,5}))?$/.exec(part);
+    const address = bracketed?.[1] ?? (isIP(part) === 6 ? part : plain?.[1]) ?? '';
+    const port = Number(bracketed?.[2] ?? (isIP(part) === 6 ? undefined : plain?.[2]) ?? 53);
+    if (isIP(address) === 0 || port < 1 || port > 65535) {
+      throw new ConfigError(
+        `invalid configuration:\n  WEBHOOK_DNS_SERVERS=${JSON.stringify(text)}: "${part}" is not an IP address with an optional port`,
       );
     }
   }
@@ -317,6 +344,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError('invalid configuration:\n  TRANSCRIBER_URL: required when TRANSCRIBER=openai');
   }
   const trustProxy = parseTrustProxy(e.TRUST_PROXY ?? '');
+  const dnsServers = parseDnsServers(e.WEBHOOK_DNS_SERVERS ?? '');
   const host = e.HOST;
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   return {
@@ -390,6 +418,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       concurrency: e.WEBHOOK_CONCURRENCY,
       pollIntervalMs: e.WEBHOOK_POLL_INTERVAL,
       maxEndpoints: e.WEBHOOK_ENDPOINTS_MAX,
+      dnsServers,
     },
   };
 }

@@ -1,13 +1,14 @@
 /**
  * Sends one webhook request: a POST with a time limit, no redirects followed, and only the start of the
  * response body kept. Unless private addresses are allowed, the address a name resolves to is checked
- * when connecting (a custom `lookup`), so a name that resolves to a public address at create time and to a
- * private one later (DNS rebinding) is refused too.
+ * when connecting (a custom `lookup`, through `host-resolver.ts`), so a name that resolves to a public
+ * address at create time and to a private one later (DNS rebinding) is refused too.
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { isIPv6, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { type HostResolver, hostResolver } from './host-resolver.ts';
 import { Agent as HttpAgent, request as httpRequest } from './node-http.ts';
 
 /** The characters of a response body kept in the delivery log. */
@@ -35,29 +36,35 @@ export class PrivateAddressError extends Error {
   override name = 'PrivateAddressError';
 }
 
-/** A `lookup` that refuses names resolving to any non-public address. */
-const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-    if (error) return callback(error, '', 0);
-    const bad = addresses.find((a) => !isPublicAddress(a.address));
-    if (bad || addresses.length === 0) {
-      return callback(
-        new PrivateAddressError(`${hostname} resolves to ${bad?.address ?? 'nothing'}, not a public address`),
-        '',
-        0,
-      );
-    }
-    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-    const first = addresses[0] as LookupAddress;
-    callback(null, first.address, first.family);
-  });
-};
+/** A `lookup` that resolves with `resolver` and refuses names resolving to any non-public address. */
+function publicOnlyLookup(resolver: HostResolver): LookupFunction {
+  return (hostname, options, callback) => {
+    resolver.addresses(hostname).then(
+      (found) => {
+        const bad = found.find((a) => !isPublicAddress(a));
+        const wanted = found
+          .map((address) => ({ address, family: isIPv6(address) ? 6 : 4 }))
+          .filter((a) => !options.family || a.family === options.family);
+        if (bad || wanted.length === 0) {
+          return callback(
+            new PrivateAddressError(`${hostname} resolves to ${bad ?? 'nothing'}, not a public address`),
+            '',
+            0,
+          );
+        }
+        if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, wanted);
+        const first = wanted[0] as LookupAddress;
+        callback(null, first.address, first.family);
+      },
+      (error: Error) => callback(error, '', 0),
+    );
+  };
+}
 
+// The public pool's sockets get their `lookup` per request (an agent's own would win over it), from the
+// name servers configured.
 const agents = {
-  public: {
-    http: new HttpAgent({ keepAlive: true, lookup: publicOnlyLookup }),
-    https: new https.Agent({ keepAlive: true, lookup: publicOnlyLookup }),
-  },
+  public: { http: new HttpAgent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
   any: { http: new HttpAgent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
 };
 
@@ -74,7 +81,7 @@ export function sendWebhook(
   url: string,
   headers: Record<string, string>,
   body: string,
-  options: { timeoutMs: number; allowPrivate: boolean },
+  options: { timeoutMs: number; allowPrivate: boolean; dnsServers?: readonly string[] },
 ): Promise<SendResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -103,6 +110,7 @@ export function sendWebhook(
     const request = (secure ? https.request : httpRequest)(target, {
       method: 'POST',
       agent: secure ? pool.https : pool.http,
+      ...(options.allowPrivate ? {} : { lookup: publicOnlyLookup(hostResolver(options.dnsServers)) }),
       headers: {
         'content-type': 'application/json',
         'content-length': String(Buffer.byteLength(body)),

@@ -50,6 +50,8 @@ export interface DeliveryOptions {
   retrySchedule: readonly number[];
   timeoutMs: number;
   allowPrivate: boolean;
+  /** WEBHOOK_DNS_SERVERS; the system's name servers when empty or absent. */
+  dnsServers?: readonly string[];
   /** How long one job keeps sending before it leaves the rest to the next job. */
   budgetMs?: number;
 }
@@ -149,7 +151,7 @@ async function send(
     endpoint.url,
     webhookHeaders(secretsOf(endpoint), delivery.eventId, timestamp, body),
     body,
-    { timeoutMs: options.timeoutMs, allowPrivate: options.allowPrivate },
+    { timeoutMs: options.timeoutMs, allowPrivate: options.allowPrivate, dnsServers: options.dnsServers },
   );
   const record: DeliveryAttempt = {
     at,

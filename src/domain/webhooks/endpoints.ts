@@ -1,5 +1,4 @@
 /** Managing webhook endpoints (decision 27): create, list, show, change, delete, rotate the secret. */
-import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 import type { Db } from '../../adapters/db/database.ts';
 import {
@@ -13,6 +12,7 @@ import {
   updateEndpoint,
   type WebhookEndpoint,
 } from '../../adapters/db/repositories/webhooks.ts';
+import { HostLookupError, hostResolver } from '../../adapters/http/host-resolver.ts';
 import { isPublicAddress } from '../../adapters/http/webhook-sender.ts';
 import type { Principal } from '../access/principal.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
@@ -45,11 +45,22 @@ export function toEndpointView(row: WebhookEndpoint): EndpointView {
   };
 }
 
+/** How URLs are checked: decision 27's rule, lifted by WEBHOOK_ALLOW_PRIVATE, and the name servers asked. */
+export interface UrlRule {
+  allowPrivate: boolean;
+  /** WEBHOOK_DNS_SERVERS; the system's name servers when empty or absent. */
+  dnsServers?: readonly string[];
+}
+
 /**
  * Checks a URL by decision 27's rule: http(s) only; unless private addresses are allowed, `https` and a
  * host that resolves only to public addresses (checked again when connecting).
  */
-export async function checkWebhookUrl(url: string, allowPrivate: boolean): Promise<void> {
+export async function checkWebhookUrl(
+  url: string,
+  allowPrivate: boolean,
+  dnsServers: readonly string[] = [],
+): Promise<void> {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -68,9 +79,12 @@ export async function checkWebhookUrl(url: string, allowPrivate: boolean): Promi
     addresses = [host];
   } else {
     try {
-      addresses = (await lookup(host, { all: true })).map((a) => a.address);
-    } catch {
-      throw new ValidationError(`${host} does not resolve`, 'url');
+      addresses = await hostResolver(dnsServers).addresses(host);
+    } catch (error) {
+      throw new ValidationError(
+        error instanceof HostLookupError ? error.message : `${host} does not resolve`,
+        'url',
+      );
     }
   }
   const bad = addresses.find((a) => !isPublicAddress(a));
@@ -94,10 +108,10 @@ export async function createEndpoint(
   db: Db,
   principal: Principal,
   input: EndpointInput & { url: string },
-  { allowPrivate, maxEndpoints }: { allowPrivate: boolean; maxEndpoints: number },
+  { allowPrivate, dnsServers, maxEndpoints }: UrlRule & { maxEndpoints: number },
 ): Promise<EndpointView & { secret: string }> {
   requireCompanyWide(principal);
-  await checkWebhookUrl(input.url, allowPrivate);
+  await checkWebhookUrl(input.url, allowPrivate, dnsServers);
   const row = await db.transaction(async (tx) => {
     const count = await countEndpointsLocked(tx, principal.companyId);
     if (count >= maxEndpoints) {
@@ -135,10 +149,10 @@ export async function patchEndpoint(
   principal: Principal,
   id: string,
   input: EndpointInput,
-  allowPrivate: boolean,
+  { allowPrivate, dnsServers }: UrlRule,
 ): Promise<EndpointView> {
   requireCompanyWide(principal);
-  if (input.url !== undefined) await checkWebhookUrl(input.url, allowPrivate);
+  if (input.url !== undefined) await checkWebhookUrl(input.url, allowPrivate, dnsServers);
   return db.transaction(async (tx) => {
     const row = await updateEndpoint(tx, principal.companyId, id, {
       ...(input.url !== undefined ? { url: input.url } : {}),

@@ -33,7 +33,6 @@ const common = { tags: ['webhooks'], 'x-extension': true } as const;
 /** The webhook routes. */
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const { db } = services.database;
-  const { allowPrivate } = services.config.webhooks;
   const config = { scope: 'webhooks' as const, requireAdmin: true };
 
   app.post(
@@ -111,7 +110,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
         response: { 200: WebhookEndpoint, ...errorResponses(404, 415, 422) },
       },
     },
-    async (request) => patchEndpoint(db, request.principal, request.params.id, request.body, allowPrivate),
+    async (request) =>
+      patchEndpoint(db, request.principal, request.params.id, request.body, services.config.webhooks),
   );
 
   app.delete(
