@@ -548,7 +548,7 @@ describe('the web app in a browser', { skip: missing }, () => {
     }
   });
 
-  it('shows a call whose recording link is refused for a while (503) with a retry, and no seeking without a recording', async () => {
+  it('shows a call whose recording link, or its renewal, is refused for a while (503) with a retry, and no seeking without a recording', async () => {
     const { page } = await openPage();
     try {
       let answer: 'busy' | 'missing' | 'pass' = 'busy';
@@ -576,6 +576,25 @@ describe('the web app in a browser', { skip: missing }, () => {
       await page.getByRole('button', { name: 'Try again' }).click();
       await page.locator('audio').waitFor({ state: 'attached', ...WAIT });
       await page.locator('canvas.ready').waitFor(WAIT);
+
+      // The link expires (spoiled by hand) and its renewal is refused too: that shows under the player with
+      // a retry (the player did nothing, and said nothing), and the retry renews it.
+      answer = 'busy';
+      const spoiled = await page.evaluate(
+        '(() => { const a = document.querySelector("audio"); a.src = a.src + "0"; return a.src; })()',
+      );
+      await page.getByText('The recording link could not be renewed: Storage unavailable').waitFor(WAIT);
+      assert.deepEqual(await axeViolations(page), [], 'call page with a refused renewal');
+      await page.getByRole('button', { name: 'Try again' }).click();
+      await page.waitForFunction(
+        (s) => {
+          const a = document.querySelector('audio');
+          return !!a && a.src !== s && a.readyState >= 1;
+        },
+        spoiled,
+        WAIT,
+      );
+      assert.equal(await page.getByText('could not be renewed').count(), 0);
 
       // Without a recording, the speech timeline is a picture, not buttons that do nothing.
       answer = 'missing';

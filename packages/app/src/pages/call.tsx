@@ -91,6 +91,31 @@ function usePlayer() {
   return { audio, time, duration, seek, wanted, go };
 }
 
+/** Why the recording cannot be played now, with a retry that waits out the service's Retry-After. */
+function RetryAlert(props: { lead: string; failure: LinkFailure; loading: boolean; onRetry: () => void }) {
+  const { lead, failure, loading, onRetry } = props;
+  return (
+    <div role="alert" class="error">
+      <p>
+        {lead}: {failure.message}
+        {failure.retryAt > Date.now()
+          ? ` (the service asks to wait ${Math.ceil((failure.retryAt - Date.now()) / 1000)} s)`
+          : ''}
+        .
+      </p>
+      <button
+        type="button"
+        aria-disabled={loading}
+        onClick={() => {
+          if (!loading) onRetry();
+        }}
+      >
+        {loading ? 'Trying again…' : 'Try again'}
+      </button>
+    </div>
+  );
+}
+
 /** The call page. */
 export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => void }) {
   const [call, setCall] = useState<CallDetail | null>(null);
@@ -165,20 +190,48 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
   // A signed URL is valid for minutes; a reviewer may pause longer. When the element fails (an expired or
   // refused URL answers 403), ask for a new one and go on: to where the reader last asked (a click on a line
   // that met the expired URL), playing if asked, else where it was. A new URL that fails too is not asked
-  // again within 5 s.
-  const onAudioError = async () => {
+  // again within 5 s. A renewal refused (429, 503, the network) is shown under the player with a retry,
+  // instead of leaving a player that does nothing.
+  const [renewFailure, setRenewFailure] = useState<LinkFailure | null>(null);
+  const renew = async (notBefore = 0) => {
     const el = player.audio.current;
     if (!el) return;
-    if (el.currentSrc === freshUrl.current && Date.now() - lastRefresh.current < 5000) return;
-    lastRefresh.current = Date.now();
-    player.wanted.current ??= { at: lastPosition.current, play: !el.paused };
-    const fresh = await recordingLink(id).catch(() => null);
-    if (!fresh) return;
+    setLinkLoading(true);
+    const wait = notBefore - Date.now();
+    if (wait > 0) await new Promise((done) => setTimeout(done, wait));
+    let fresh: RecordingLink | null;
+    try {
+      fresh = await recordingLink(id);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) return onSignedOut();
+      const retryAfter = e instanceof ApiError ? e.retryAfter : 0;
+      setRenewFailure({ message: messageOf(e), retryAt: Date.now() + retryAfter * 1000 });
+      return;
+    } finally {
+      setLinkLoading(false);
+    }
+    if (!fresh) {
+      setRenewFailure({ message: 'the call has no ready recording any more', retryAt: 0 });
+      return;
+    }
+    setRenewFailure(null);
     freshUrl.current = fresh.url;
     // URLs are signed to the second, so the new one may be the one the page already gave the element (and
     // a new state would change nothing): then it is put back in the element, if something replaced it.
     if ((audioSrc ?? link?.url) !== fresh.url) setAudioSrc(fresh.url);
     else if (el.getAttribute('src') !== fresh.url) el.src = fresh.url;
+  };
+  const onAudioError = async () => {
+    const el = player.audio.current;
+    if (!el) return;
+    if (el.currentSrc === freshUrl.current && Date.now() - lastRefresh.current < 5000) {
+      // The new URL failed too: not the link, the recording itself (storage refused it, or it is damaged).
+      setRenewFailure({ message: 'the recording did not load', retryAt: lastRefresh.current + 5000 });
+      return;
+    }
+    lastRefresh.current = Date.now();
+    player.wanted.current ??= { at: lastPosition.current, play: !el.paused };
+    await renew();
   };
   const onAudioMetadata = () => {
     const el = player.audio.current;
@@ -248,6 +301,14 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
                 onTimeUpdate={onAudioTime}
                 onSeeked={onAudioTime}
               />
+              {renewFailure && (
+                <RetryAlert
+                  lead="The recording link could not be renewed"
+                  failure={renewFailure}
+                  loading={linkLoading}
+                  onRetry={() => void renew(renewFailure.retryAt)}
+                />
+              )}
               <Waveform
                 url={link.url}
                 size={link.size}
@@ -258,24 +319,12 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
               />
             </>
           ) : linkFailure ? (
-            <div role="alert" class="error">
-              <p>
-                The recording could not be had: {linkFailure.message}
-                {linkFailure.retryAt > Date.now()
-                  ? ` (the service asks to wait ${Math.ceil((linkFailure.retryAt - Date.now()) / 1000)} s)`
-                  : ''}
-                .
-              </p>
-              <button
-                type="button"
-                aria-disabled={linkLoading}
-                onClick={() => {
-                  if (!linkLoading) void fetchLink(linkFailure.retryAt);
-                }}
-              >
-                {linkLoading ? 'Trying again…' : 'Try again'}
-              </button>
-            </div>
+            <RetryAlert
+              lead="The recording could not be had"
+              failure={linkFailure}
+              loading={linkLoading}
+              onRetry={() => void fetchLink(linkFailure.retryAt)}
+            />
           ) : (
             <p class="muted">
               No playable recording{call.media ? ` (latest upload: ${call.media.status})` : ''}.
