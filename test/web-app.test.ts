@@ -393,6 +393,19 @@ describe('the web app in a browser', { skip: missing }, () => {
       await page.waitForURL(/\/app\/$/, WAIT);
       await page.waitForFunction(rowCount, all, WAIT);
 
+      // Clear goes back to the whole list, with the focus in the (re-made) form's first field.
+      await tagBox.fill('queue:billing');
+      await page.getByRole('button', { name: 'Apply' }).click();
+      await page.waitForFunction(rowCount, 3, WAIT);
+      await page.getByRole('link', { name: 'Clear' }).click();
+      await page.waitForURL(/\/app\/$/, WAIT);
+      await page.waitForFunction(rowCount, all, WAIT);
+      await page.waitForFunction(
+        () => document.activeElement?.getAttribute('name') === 'agent_email',
+        null,
+        WAIT,
+      );
+
       // Text typed in a filter and not applied yet stays through "Load more"; the button stays while the
       // page loads, and the focus goes to the first new row.
       await page.goto(`${baseUrl}/app/?limit=3`);

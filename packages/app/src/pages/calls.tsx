@@ -78,8 +78,10 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
   const [load, setLoad] = useState<Load>({ status: 'loading' });
   const tbody = useRef<HTMLTableSectionElement>(null);
   const applyButton = useRef<HTMLButtonElement>(null);
-  // After an Apply, focus goes to the (re-made) form's Apply button rather than to the page's body.
-  const focusApply = useRef(false);
+  // After an Apply, focus goes to the (re-made) form's Apply button, after a Clear to its first field,
+  // rather than to the page's body.
+  const focusAfter = useRef<'apply' | 'first' | null>(null);
+  const firstField = useRef<HTMLInputElement>(null);
   // After "Load more", focus goes to the first new row; after a Back, the page scrolls where it was.
   const focusRow = useRef<number | null>(null);
   const scrollTo = useRef<number | null>(null);
@@ -134,9 +136,9 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
     const restore = kept?.key === filterKey ? kept : undefined;
     scrollTo.current = restore ? restore.scroll : null;
     void fetchPage(null, true, restore?.rows ?? 0);
-    if (focusApply.current) {
-      focusApply.current = false;
-      applyButton.current?.focus();
+    if (focusAfter.current) {
+      (focusAfter.current === 'apply' ? applyButton : firstField).current?.focus();
+      focusAfter.current = null;
     }
     // Before the app leaves this entry (a call opened), and when scrolling stops, the entry is updated.
     setBeforeLeave(() => keepRef.current());
@@ -191,8 +193,14 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
     const query = listQuery(next as CallFilters);
     // The same filters again: the list is fetched again. Others: a new history entry (Back returns here).
     if (query === filterKey) return void fetchPage(null, true);
-    focusApply.current = true;
+    focusAfter.current = 'apply';
     navigate(`${BASE}${query ? `?${query}` : ''}`);
+  };
+
+  // Clear goes to the unfiltered list; the form is made again, so focus is put back in it.
+  const clear = (event: MouseEvent) => {
+    onLinkClick(event);
+    if (event.defaultPrevented && filterKey) focusAfter.current = 'first';
   };
 
   // Up and down arrows move between the rows' links; Enter follows the focused one.
@@ -211,7 +219,7 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
       <form class="filters" onSubmit={apply} aria-label="Filters" key={filterKey}>
         <label>
           Agent email
-          <input name="agent_email" type="email" defaultValue={filters.agent_email ?? ''} />
+          <input ref={firstField} name="agent_email" type="email" defaultValue={filters.agent_email ?? ''} />
         </label>
         <label>
           Product id
@@ -278,7 +286,7 @@ export function CallsPage({ search, onSignedOut }: { search: string; onSignedOut
           <button type="submit" ref={applyButton}>
             Apply
           </button>
-          <a href={BASE} onClick={onLinkClick} class="button secondary">
+          <a href={BASE} onClick={clear} class="button secondary">
             Clear
           </a>
         </div>
