@@ -47,6 +47,9 @@ declare const window: { seeks: number[]; scrollY: number };
 interface PageElement {
   currentTime: number;
   paused: boolean;
+  src: string;
+  readyState: number;
+  getAttribute(name: string): string | null;
   textContent: string | null;
   getBoundingClientRect(): { top: number; bottom: number };
   closest(selector: string): { rowIndex: number } | null;
