@@ -5,7 +5,7 @@
  * SIGKILL) cannot: 185 MB of a decode were left behind by one kill. The worker removes, when it starts, the
  * directories of processes that are gone.
  */
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, statfs } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isAlive } from './processes.ts';
@@ -15,6 +15,26 @@ const PREFIX = 'cqs-work-';
 /** A new directory for one job's temporary files (`name` says what for), named for this process. */
 export function makeWorkDir(name: string): Promise<string> {
   return mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-${name}-`));
+}
+
+/** Space kept free beside a job's files, for everything else on the same disk. */
+const RESERVE_BYTES = 256 * 1024 * 1024;
+
+/** There is not room for a job's files now; a later attempt may find it. */
+export class NoRoomError extends Error {
+  override name = 'NoRoomError';
+}
+
+/** Throws NoRoomError unless `bytes` (for `what`) fit in `dir`'s file system with RESERVE_BYTES to spare. */
+export async function requireFreeSpace(dir: string, bytes: number, what: string): Promise<void> {
+  const fs = await statfs(dir);
+  const free = fs.bavail * fs.bsize;
+  if (bytes + RESERVE_BYTES > free) {
+    const mb = (n: number) => `${Math.ceil(n / 1e6)} MB`;
+    throw new NoRoomError(
+      `not enough room in the temporary folder for ${what}: ${mb(bytes)} needed with ${mb(RESERVE_BYTES)} to spare, ${mb(free)} free`,
+    );
+  }
 }
 
 /**

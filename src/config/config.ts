@@ -136,6 +136,11 @@ export const EnvSchema = Type.Object({
   UPLOAD_IDLE_TIMEOUT: Integer(1, 3600, 60),
   /** The ffmpeg that decodes recordings for the analysis; by default the build the npm package brings. */
   FFMPEG_PATH: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * Seconds of a recording analysed and transcribed at most (4 h by default): a longer one's analysis and
+   * transcription fail with a reason. Counted on the decoded audio, not the header's claim.
+   */
+  RECORDING_MAX_SECONDS: Integer(60, 172_800, 14_400),
   /** The engine that transcribes recordings: `none` (calls are not transcribed), `pocketsphinx`, `openai`. */
   TRANSCRIBER: Type.Union(
     ['none', 'pocketsphinx', 'openai'].map((e) => Type.Literal(e)),
@@ -227,6 +232,8 @@ export interface Config {
   };
   /** FFMPEG_PATH, when set. */
   ffmpegPath: string | undefined;
+  /** RECORDING_MAX_SECONDS: the longest recording analysed and transcribed. */
+  recordingMaxSeconds: number;
   /** The transcription engine (decision 29); `none` transcribes nothing. */
   transcriber: {
     engine: 'none' | 'pocketsphinx' | 'openai';
@@ -396,6 +403,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     workerConcurrency: e.WORKER_CONCURRENCY,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT * 1000,
     ffmpegPath: e.FFMPEG_PATH,
+    recordingMaxSeconds: e.RECORDING_MAX_SECONDS,
     transcriber: {
       engine: e.TRANSCRIBER as Config['transcriber']['engine'],
       url: e.TRANSCRIBER_URL,

@@ -131,12 +131,23 @@ export function jobHandlers(
       if (!job.companyId) throw new PermanentJobError('analysis job without a company');
       const companyId = job.companyId;
       if (isTranscriptRun(job.payload)) return analyzeTranscripts(job);
-      const deps = { db: database.db, storage, decoder: findDecoder(config.ffmpegPath) };
+      const deps = {
+        db: database.db,
+        storage,
+        decoder: findDecoder(config.ffmpegPath),
+        maxSeconds: config.recordingMaxSeconds,
+      };
       return settleAnalysis(() => runAnalysis(deps, companyId, job.payload, job));
     },
     async [TRANSCRIBE_CALL_JOB](job) {
       if (!job.companyId) throw new PermanentJobError('transcription job without a company');
-      const deps = { db: database.db, storage, decoder: findDecoder(config.ffmpegPath), engine };
+      const deps = {
+        db: database.db,
+        storage,
+        decoder: findDecoder(config.ffmpegPath),
+        engine,
+        maxSeconds: config.recordingMaxSeconds,
+      };
       const result = await runTranscription(deps, job.companyId, job.payload);
       // The failure is recorded on the call; only transient errors (thrown) are retried.
       if (result.status === 'failed') throw new PermanentJobError(result.reason);

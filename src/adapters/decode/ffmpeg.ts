@@ -36,6 +36,15 @@ export class DecoderStalledError extends Error {
 }
 
 /**
+ * The recording decodes to more than the longest allowed (RECORDING_MAX_SECONDS): retrying cannot help. A
+ * header's duration may be false or absent, so it is the decoded audio that is counted: 85 kB of FLAC held
+ * 10 hours of silence, and its transcription wrote 2.2 GB of channels to the temporary folder.
+ */
+export class RecordingTooLongError extends Error {
+  override name = 'RecordingTooLongError';
+}
+
+/**
  * How long the decoder may give nothing while it is waited on, by default: longer than storage may take to
  * fail a read (S3_TIMEOUT, the SDK's three tries), so only a decoder that hangs or spins is stopped. A running
  * job's lease is renewed, so without it such a decoder held its worker's slot for good.
@@ -96,6 +105,8 @@ export interface PcmOptions {
   frameSamples?: number;
   /** Milliseconds the decoder may give nothing while waited on (DECODE_STALL_MS unless given). */
   stallMs?: number;
+  /** Seconds of audio decoded at most; past them, RecordingTooLongError (no limit unless given). */
+  maxSeconds?: number;
 }
 
 /** Bytes read from storage at a time: small, so that garbage stays small between collections. */
@@ -184,7 +195,16 @@ export async function* decodePcm(
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  // A decoder that cannot be started (removed after start, EAGAIN) emits 'error': without a listener that
+  // ended the process. It is a failure a later attempt may not have, so not UndecodableError.
+  let startError: Error | undefined;
+  const exited = new Promise<number | null>((resolve) => {
+    child.on('error', (error) => {
+      startError ??= new Error(`the decoder could not be run: ${error.message}`, { cause: error });
+      resolve(null);
+    });
+    child.on('close', (code) => resolve(code));
+  });
   let feedError: unknown;
   if (child.stdin) {
     copyObject(reader, child.stdin).catch((error: unknown) => {
@@ -216,9 +236,20 @@ export async function* decodePcm(
       clearTimeout(timer);
     }
   };
+  const maxBytes =
+    options.maxSeconds === undefined
+      ? Number.POSITIVE_INFINITY
+      : options.maxSeconds * options.sampleRate * options.channels * 2;
+  let decodedBytes = 0;
   try {
     for (let next = await nextChunk(); !next.done; next = await nextChunk()) {
       const chunk = next.value;
+      decodedBytes += chunk.length;
+      if (decodedBytes > maxBytes) {
+        throw new RecordingTooLongError(
+          `the recording is longer than ${options.maxSeconds} s (RECORDING_MAX_SECONDS), the most that is analysed or transcribed`,
+        );
+      }
       const bytes = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
       const usable = bytes.length - (bytes.length % frameBytes);
       carry = Buffer.from(bytes.subarray(usable));
@@ -228,6 +259,7 @@ export async function* decodePcm(
       yield samples;
     }
     const code = await exited;
+    if (startError) throw startError;
     if (feedError) throw feedError;
     if (code !== 0) {
       const last = (stderr.trim().split('\n').at(-1) ?? '').replaceAll(input, 'input');

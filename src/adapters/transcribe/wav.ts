@@ -26,10 +26,15 @@ export function wavHeader(samples: number, channels: number, sampleRate: number)
   return header;
 }
 
-/** A mono WAV written piece by piece; its header gets the real length when it is closed. */
+/**
+ * A mono WAV written piece by piece; its header gets the real length when it is closed. A failed write (a
+ * full disk: ENOSPC) is thrown by the next `write` or by `close`; without a listener on the stream it was
+ * an uncaught exception that ended the whole process, the API with the worker.
+ */
 export class WavWriter {
   private readonly stream: WriteStream;
   private samples = 0;
+  private failure: Error | undefined;
   readonly path: string;
   private readonly sampleRate: number;
 
@@ -37,19 +42,28 @@ export class WavWriter {
     this.path = path;
     this.sampleRate = sampleRate;
     this.stream = createWriteStream(path);
+    this.stream.on('error', (error) => {
+      this.failure ??= error;
+    });
     this.stream.write(wavHeader(0, 1, sampleRate));
   }
 
   /** Appends samples; resolves when the stream can take more (backpressure). */
   async write(samples: Int16Array): Promise<void> {
+    if (this.failure) throw this.failure;
     this.samples += samples.length;
     if (!this.stream.write(Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength))) {
+      // `once` rejects on the stream's 'error', so a write that fails while waited on is thrown here.
       await once(this.stream, 'drain');
     }
   }
 
   /** Flushes, closes and writes the header with the length. */
   async close(): Promise<void> {
+    if (this.failure) {
+      this.stream.destroy();
+      throw this.failure;
+    }
     await new Promise<void>((resolve, reject) =>
       this.stream.end((error?: Error | null) => (error ? reject(error) : resolve())),
     );

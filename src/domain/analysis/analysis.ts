@@ -18,7 +18,7 @@ import {
 import type { CallDetailRow } from '../../adapters/db/repositories/call-reads.ts';
 import type { CallRef } from '../../adapters/db/repositories/events.ts';
 import { findUploadWithConversation } from '../../adapters/db/repositories/uploads.ts';
-import { type Decoder, UndecodableError } from '../../adapters/decode/ffmpeg.ts';
+import { type Decoder, RecordingTooLongError, UndecodableError } from '../../adapters/decode/ffmpeg.ts';
 import type { ClaimedJob, JobQueue } from '../../adapters/queue/queue.ts';
 import type { Storage } from '../../adapters/storage/storage.ts';
 import type { DetectorKind } from '../../adapters/vad/detector.ts';
@@ -97,6 +97,8 @@ export interface AnalysisDeps {
   storage: Storage;
   /** Undefined when no ffmpeg is available: recordings then fail with a reason saying so. */
   decoder: Decoder | undefined;
+  /** RECORDING_MAX_SECONDS: a longer recording fails with a reason (no limit when absent). */
+  maxSeconds?: number;
 }
 
 /** How a run ended: stored, superseded by a newer run, or failed with a reason retrying cannot fix. */
@@ -146,6 +148,7 @@ async function analyzeRecording(
       channels: byChannel ? 2 : 1,
       container: probe.container,
       detector: SERVICE_DETECTOR,
+      ...(deps.maxSeconds === undefined ? {} : { maxSeconds: deps.maxSeconds }),
     });
     const roles: SpeechRole[] = byChannel ? channelRoles(channelMap) : ['unknown'];
     const tracks: Track[] = found.channels.map((intervals, c) => ({
@@ -159,7 +162,8 @@ async function analyzeRecording(
       method: `${SERVICE_DETECTOR} detector, ${deps.decoder.source} ffmpeg`,
     };
   } catch (error) {
-    if (error instanceof UndecodableError) return failed(error.message);
+    if (error instanceof UndecodableError || error instanceof RecordingTooLongError)
+      return failed(error.message);
     throw error;
   } finally {
     await reader.close();

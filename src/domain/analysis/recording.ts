@@ -21,7 +21,7 @@ export interface RecordingSpeech {
 export async function findSpeech(
   decoder: Decoder,
   reader: ObjectReader,
-  options: { channels: 1 | 2; container: string | null; detector: DetectorKind },
+  options: { channels: 1 | 2; container: string | null; detector: DetectorKind; maxSeconds?: number },
 ): Promise<RecordingSpeech> {
   const { channels } = options;
   const frameSamples = (ANALYSIS_SAMPLE_RATE * FRAME_MS) / 1000;
@@ -39,6 +39,7 @@ export async function findSpeech(
       sampleRate: ANALYSIS_SAMPLE_RATE,
       container: options.container,
       frameSamples,
+      ...(options.maxSeconds === undefined ? {} : { maxSeconds: options.maxSeconds }),
     });
     const step = frameSamples * channels;
     // Each chunk holds whole frames: no samples are carried from one chunk to the next.

@@ -19,12 +19,17 @@ import {
   storeTranscribedTranscript,
 } from '../../adapters/db/repositories/transcriptions.ts';
 import { findUploadWithConversation } from '../../adapters/db/repositories/uploads.ts';
-import { type Decoder, decodePcm, UndecodableError } from '../../adapters/decode/ffmpeg.ts';
+import {
+  type Decoder,
+  decodePcm,
+  RecordingTooLongError,
+  UndecodableError,
+} from '../../adapters/decode/ffmpeg.ts';
 import type { JobQueue } from '../../adapters/queue/queue.ts';
 import type { Storage } from '../../adapters/storage/storage.ts';
 import { WavWriter } from '../../adapters/transcribe/wav.ts';
 import { createDetector, FRAME_MS, SpeechTracker } from '../../adapters/vad/detector.ts';
-import { makeWorkDir } from '../../adapters/work-dir.ts';
+import { makeWorkDir, requireFreeSpace } from '../../adapters/work-dir.ts';
 import type { Principal } from '../access/principal.ts';
 import { channelRoles, SERVICE_DETECTOR } from '../analysis/analysis.ts';
 import type { SpeechRole } from '../analysis/figures.ts';
@@ -114,6 +119,8 @@ export interface TranscriptionDeps {
   decoder: Decoder | undefined;
   /** Undefined with TRANSCRIBER=none: a queued run then fails saying so. */
   engine: TranscriptionEngine | undefined;
+  /** RECORDING_MAX_SECONDS: a longer recording fails with a reason (no limit when absent). */
+  maxSeconds?: number;
 }
 
 /** How a run ended. Transient failures are thrown instead, so that the job is retried. */
@@ -126,6 +133,7 @@ export async function decodeChannels(
   container: string | null,
   channels: 1 | 2,
   dir: string,
+  maxSeconds?: number,
 ): Promise<ChannelAudio[]> {
   const frameSamples = (TRANSCRIPTION_SAMPLE_RATE * FRAME_MS) / 1000;
   const lanes = await Promise.all(
@@ -142,6 +150,7 @@ export async function decodeChannels(
       sampleRate: TRANSCRIPTION_SAMPLE_RATE,
       container,
       frameSamples,
+      ...(maxSeconds === undefined ? {} : { maxSeconds }),
     });
     for await (const chunk of pcm) {
       const frames = chunk.length / channels;
@@ -186,7 +195,16 @@ async function transcribeUpload(
   if (!reader) return { failed: 'the recording is missing from storage' };
   const dir = await makeWorkDir('transcribe');
   try {
-    const audio = await decodeChannels(deps.decoder, reader, probe.container, byChannel ? 2 : 1, dir);
+    const channels = byChannel ? 2 : 1;
+    // The channels are written whole before the engine hears them: room is made sure of first, for the
+    // header's duration (at most the limit; the limit when the header says none), as a full disk there
+    // is the data directory's too, often. A header that understates is caught by the write (ENOSPC).
+    const seconds = Math.min(
+      probe.duration_seconds ?? deps.maxSeconds ?? 0,
+      deps.maxSeconds ?? Number.POSITIVE_INFINITY,
+    );
+    await requireFreeSpace(dir, seconds * TRANSCRIPTION_SAMPLE_RATE * 2 * channels, 'the decoded channels');
+    const audio = await decodeChannels(deps.decoder, reader, probe.container, channels, dir, deps.maxSeconds);
     const perChannel = await Promise.all(
       // A channel in which the detector heard nothing is not sent: engines invent words in silence.
       audio.map((a) => (a.speech.length === 0 ? Promise.resolve([]) : deps.engine.transcribe(a))),
@@ -195,7 +213,8 @@ async function transcribeUpload(
       segments: mergeChannels(perChannel.map((segments, c) => ({ role: roles[c] ?? 'unknown', segments }))),
     };
   } catch (error) {
-    if (error instanceof UndecodableError) return { failed: error.message };
+    if (error instanceof UndecodableError || error instanceof RecordingTooLongError)
+      return { failed: error.message };
     if (error instanceof TranscriptionError && !error.transient) return { failed: error.message };
     throw error;
   } finally {
