@@ -232,7 +232,7 @@ const FINISH_TRANSCRIPT_RUNS = prepared(
      from x
      where a.company_id = any($2::uuid[]) and a.conversation_uuid = any($3::uuid[])
        and x.store and a.company_id = x.company_id and a.conversation_uuid = x.conversation_uuid
-       and a.run_id = x.run_id
+       and a.run_id = x.run_id and a.status = 'pending'
      returning x.job_id, x.company_id, x.event_type, x.event),
    written as (insert into events (company_id, type, data)
      select company_id, event_type, event from stored where event_type is not null),
@@ -245,7 +245,8 @@ const FINISH_TRANSCRIPT_RUNS = prepared(
 
 /**
  * Ends several transcripts' analysis jobs in one statement: each outcome is stored only while its run is
- * still the call's latest, with its event (the transactional outbox), and each job to complete is deleted
+ * still the call's latest and pending (a run ends once, as STORE_RUN's: a job claimed again after its lease
+ * ran out wrote a second `analysis.ready`), with its event (the transactional outbox), and each job to complete is deleted
  * while its claim is still its own. Returns the ids of the jobs whose outcome was stored, and of those
  * completed.
  */
