@@ -161,7 +161,14 @@ export async function* decodePcm(
       throw error;
     }
   }
-  const mapping = options.channels === 1 ? ['-ac', '1'] : ['-af', 'pan=stereo|c0=c0|c1=c1', '-ac', '2'];
+  // The audio is put on the file's timeline from 0 (aresample's first_pts): a video's sound may start
+  // later than its picture (1.94 s in one), and the player keeps it there, so the analysis's and the
+  // transcript's times were early by that much.
+  const timeline = 'aresample=async=1:first_pts=0';
+  const mapping =
+    options.channels === 1
+      ? ['-af', timeline, '-ac', '1']
+      : ['-af', `pan=stereo|c0=c0|c1=c1,${timeline}`, '-ac', '2'];
   const child = spawn(
     decoder.path,
     [
