@@ -1,9 +1,12 @@
 /**
  * Starts the job worker of a service process (WORKER=true): the queue's jobs and the periodic sweeps, and
- * the webhooks' own worker (its own slots, so that slow receivers never hold up uploads) and fan-out loop.
+ * two workers with slots of their own, so that slow work never holds up uploads: the webhooks' (slow
+ * receivers; with its fan-out loop) and the transcriptions' (an engine may take TRANSCRIBER_TIMEOUT per
+ * request, and shared slots held two transcriptions there while a new upload waited 38 s to be verified).
  */
 import { createMediaInfoProber } from '../adapters/probe/mediainfo.ts';
 import { removeOrphanedWorkDirs } from '../adapters/work-dir.ts';
+import { TRANSCRIBE_CALL_JOB } from '../domain/transcription/transcription.ts';
 import { deliveryJobLeaseSeconds, WEBHOOK_DELIVER_JOB } from '../domain/webhooks/delivery.ts';
 import type { Services } from '../services.ts';
 import { jobHandlers, periodicTasks } from './jobs.ts';
@@ -23,6 +26,7 @@ export function startServiceWorker(services: Services, log: WorkerLog): Worker {
   const prober = createMediaInfoProber();
   const handlers = jobHandlers(services, prober, log);
   const webhookKinds = [WEBHOOK_DELIVER_JOB];
+  const transcriptionKinds = [TRANSCRIBE_CALL_JOB];
   const worker = startWorker({
     queue: services.queue,
     handlers,
@@ -30,7 +34,7 @@ export function startServiceWorker(services: Services, log: WorkerLog): Worker {
     pollIntervalMs: services.config.workerPollIntervalMs,
     concurrency: services.config.workerConcurrency,
     periodic: periodicTasks(services),
-    kinds: { except: webhookKinds },
+    kinds: { except: [...webhookKinds, ...transcriptionKinds] },
     // Under load, the analyses of the transcripts that calls bring are claimed together and run as a batch.
     minClaimIntervalMs: CLAIM_INTERVAL_MS,
   });
@@ -44,11 +48,20 @@ export function startServiceWorker(services: Services, log: WorkerLog): Worker {
     // Not the queue's 5 minutes: after a crash, an endpoint's deliveries resume once this claim ends.
     leaseSeconds: deliveryJobLeaseSeconds(services.config.webhooks),
   });
+  const transcriptionWorker = startWorker({
+    queue: services.queue,
+    handlers,
+    log,
+    pollIntervalMs: services.config.workerPollIntervalMs,
+    // As many transcriptions at once as engine requests (or recognisers): more would only wait for them.
+    concurrency: services.config.transcriber.concurrency,
+    kinds: { only: transcriptionKinds },
+  });
   const dispatcher = startWebhookDispatcher(services, log);
   return {
     async stop() {
       await dispatcher.stop();
-      await Promise.all([worker.stop(), webhookWorker.stop()]);
+      await Promise.all([worker.stop(), webhookWorker.stop(), transcriptionWorker.stop()]);
       prober.close();
     },
   };
