@@ -49,6 +49,19 @@ describe('verifyWebhook', () => {
     await assert.rejects(verifyWebhook(body, stale, secret), /too far/);
     await verifyWebhook(body, stale, secret, { toleranceSeconds: 600 });
   });
+
+  it('finds the headers of a plain object whatever their case (an AWS Lambda event keeps the sender’s)', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const good = webhookHeaders([secret], 'e1', now, body);
+    const capitalized = {
+      'Webhook-Id': good['webhook-id'],
+      'WEBHOOK-TIMESTAMP': good['webhook-timestamp'],
+      'Webhook-Signature': good['webhook-signature'],
+    };
+    assert.equal((await verifyWebhook(body, capitalized, secret)).type, 'call.created');
+    const { 'Webhook-Id': _id, ...noId } = capitalized;
+    await assert.rejects(verifyWebhook(body, noId, secret), /missing webhook-id/);
+  });
 });
 
 describe('client events()', () => {

@@ -1,5 +1,7 @@
 /** CqsClient: the service's calls, uploads, products and handoff records, typed from its OpenAPI document. */
-import { callPath, iterateCalls, type ListCallsOptions } from './calls.ts';
+import { MAX_TIMER_MS, type RetryOptions, withRetries } from './backoff.ts';
+import { callPath, iterateCallPages, iterateCalls, type ListCallsOptions } from './calls.ts';
+import type { UploadRef } from './errors.ts';
 import { type WaitOptions, waitForFinalHandoff } from './handoff.ts';
 import { type PutFunction, requestJson, type Transport } from './http.ts';
 import { prepareBody, type UploadBody } from './source.ts';
@@ -8,6 +10,7 @@ import type {
   CallDetail,
   CallHandoff,
   CallItem,
+  CallPage,
   CallStateRequest,
   CreateCallRequest,
   CreateCallResponse,
@@ -25,7 +28,13 @@ import type {
   WebhookDelivery,
   WebhookEndpoint,
 } from './types.ts';
-import { type PutOptions, putRecording, type VerifyOptions, waitForUpload } from './upload.ts';
+import {
+  MAX_UPLOAD_BYTES,
+  type PutOptions,
+  putRecording,
+  type VerifyOptions,
+  waitForUpload,
+} from './upload.ts';
 
 /** How to reach the service. */
 export interface CqsClientOptions {
@@ -70,9 +79,23 @@ export interface EventsQuery {
   types?: string[];
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/** Options of events(): the feed's parameters, the pause between empty polls, retries, and the end. */
+export interface EventsOptions extends EventsQuery, RetryOptions {
+  /** Ms between requests while the feed has nothing new (default 1000). */
+  pollIntervalMs?: number;
+  /**
+   * Transient failures (a network error, 429 or 5xx) retried in a row, each after the longer of
+   * `Retry-After` and a back-off to 30 s (default: no limit, the feed is followed through an outage).
+   */
+  maxRetries?: number;
+  /** Ends the iteration (it returns; it does not throw). */
+  signal?: AbortSignal;
+}
+
+/** Resolves after `ms`, or at once when the signal aborts (the caller then looks at the signal). */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
+    const timer = setTimeout(done, Math.min(ms, MAX_TIMER_MS));
     function done() {
       clearTimeout(timer);
       signal?.removeEventListener('abort', done);
@@ -103,12 +126,25 @@ export class CqsClient {
   /**
    * GET /api/v1/calls, every page: the calls that match the filters, newest first, as an async iterator
    * that follows `next_cursor` (a page is fetched only when the previous one is used up). Needs `calls:read`.
+   * A page's request that fails transiently (network, 429, 5xx) is retried (`maxRetries`, default 5);
+   * `cursor` starts after a page that listCallPages handed over.
    */
   listCalls(
     filters: ListCallsFilters = {},
     options: ListCallsOptions = {},
   ): AsyncGenerator<CallItem, void, undefined> {
     return iterateCalls(this.#transport, filters, options);
+  }
+
+  /**
+   * listCalls one page at a time: each page as the service answers it, `{ calls, next_cursor }`. Save a
+   * page's `next_cursor` once its calls are processed, and pass it as `cursor` to resume after it.
+   */
+  listCallPages(
+    filters: ListCallsFilters = {},
+    options: ListCallsOptions = {},
+  ): AsyncGenerator<CallPage, void, undefined> {
+    return iterateCallPages(this.#transport, filters, options);
   }
 
   /** GET /api/v1/calls/{id}: one call with transcript, tags, metadata, uploads and linked handoff ids. */
@@ -139,26 +175,46 @@ export class CqsClient {
     return requestJson(this.#transport, 'POST', '/api/v1/call/create', body, signal);
   }
 
-  /** Creates the call, PUTs the recording with progress and retries, and waits for ready or rejected. */
+  /**
+   * Creates the call, PUTs the recording with progress and retries, and waits for an end state: `ready`,
+   * `rejected` or `expired`. A recording of MAX_UPLOAD_BYTES (250,000,000) bytes or more is a RangeError
+   * before anything is created. An error thrown once the call exists carries its ids as `error.upload`
+   * (`{ upload_id, conversation_id }`), except an abort's reason, which is rethrown as it is.
+   */
   async uploadRecording(
     input: UploadRecordingInput,
     options: UploadRecordingOptions = {},
   ): Promise<UploadRecordingResult> {
     const { filename, contentType, body, size, ...call } = input;
     const prepared = prepareBody(body, size);
+    // The service refuses it anyway, but only after the call is made (left with a pending upload) and,
+    // on S3, after the whole file was sent.
+    if (prepared.size >= MAX_UPLOAD_BYTES) {
+      throw new RangeError(
+        `uploadRecording: the recording is ${prepared.size} bytes; the service takes recordings under ${MAX_UPLOAD_BYTES} bytes (250 MB)`,
+      );
+    }
     const request: CreateCallRequest = { ...call, filename };
     if (contentType !== undefined) request.content_type = contentType;
     const upload = (await this.createCall(request, options.signal)) as UploadUrlResponse;
-    await putRecording(this.#transport, upload, prepared, options);
-    // Verification starts at once instead of at the service's next sweep. Best effort: when the call fails
-    // (a service without it, a network error), the sweep still finds the object and the poll below waits.
-    await this.completeUpload(upload.upload_id, options.signal).catch((error: unknown) => {
-      if (options.signal?.aborted) throw error;
-    });
-    const verify: VerifyOptions = { ...options.verify };
-    if (options.signal && !verify.signal) verify.signal = options.signal;
-    const status = await waitForUpload(this.#transport, upload.upload_id, verify);
-    return { upload, status };
+    try {
+      await putRecording(this.#transport, upload, prepared, options);
+      // Verification starts at once instead of at the service's next sweep. Best effort: when the call
+      // fails (a service without it, a network error), the sweep still finds the object and the poll waits.
+      await this.completeUpload(upload.upload_id, options.signal).catch((error: unknown) => {
+        if (options.signal?.aborted) throw error;
+      });
+      const verify: VerifyOptions = { ...options.verify };
+      if (options.signal && !verify.signal) verify.signal = options.signal;
+      const status = await waitForUpload(this.#transport, upload.upload_id, verify);
+      return { upload, status };
+    } catch (error) {
+      throw withUpload(
+        error,
+        { upload_id: upload.upload_id, conversation_id: upload.conversation_id },
+        options.signal,
+      );
+    }
   }
 
   /** GET /api/v1/upload/{upload_id}: an upload's status. */
@@ -216,23 +272,37 @@ export class CqsClient {
 
   /**
    * Follows the event feed from `after` (a cursor saved earlier; the oldest kept event without it), for
-   * ever or until `signal` aborts: yields, in order, every page with events and every page that moves the
-   * cursor without any (a feed filtered by `types` moves past events of other types). Save `next_cursor`
-   * once a page is processed and pass it as `after` to resume there; every event is seen exactly once.
+   * ever or until `signal` aborts (the iteration then ends): yields, in order, every page with events and
+   * every page that moves the cursor without any (a feed filtered by `types` moves past events of other
+   * types). Save `next_cursor` once a page is processed and pass it as `after` to resume there; every event
+   * is seen exactly once. A transient failure (network, 429, 5xx) is retried after the longer of
+   * `Retry-After` and a back-off to 30 s, without limit unless `maxRetries` says; `onRetry` sees each.
    * (Empty pages were not yielded, so a saved cursor of a filtered feed stayed behind, and once the events
    * after it were past retention, resuming from it answered 410 though nothing followed was lost.)
    */
-  async *events(
-    options: EventsQuery & { pollIntervalMs?: number; signal?: AbortSignal } = {},
-  ): AsyncGenerator<EventsPage> {
+  async *events(options: EventsOptions = {}): AsyncGenerator<EventsPage> {
     let after = options.after;
     const { signal } = options;
+    const query: EventsQuery = {};
+    if (options.limit !== undefined) query.limit = options.limit;
+    if (options.types !== undefined) query.types = options.types;
     while (!signal?.aborted) {
-      const page = await this.getEvents({ ...options, ...(after ? { after } : {}) }, signal);
+      let page: EventsPage;
+      try {
+        const from = after;
+        page = await withRetries(
+          () => this.getEvents({ ...query, ...(from ? { after: from } : {}) }, signal),
+          options,
+          Number.POSITIVE_INFINITY,
+        );
+      } catch (error) {
+        if (signal?.aborted) return;
+        throw error;
+      }
       const moved = page.next_cursor !== after;
       after = page.next_cursor;
       if (page.events.length > 0 || moved) yield page;
-      if (page.events.length === 0) await sleep(options.pollIntervalMs ?? 1000, signal);
+      if (page.events.length === 0) await pause(options.pollIntervalMs ?? 1000, signal);
     }
   }
 
@@ -276,4 +346,15 @@ export class CqsClient {
   waitForFinalHandoff(handoffId: string, options: WaitOptions = {}): Promise<CallHandoff> {
     return waitForFinalHandoff(this.#transport, handoffId, options);
   }
+}
+
+/**
+ * The error of an upload that failed after its call was created, with the call's ids as `upload` (its
+ * class, status and message unchanged). An abort's reason is the caller's own value: it is left as it is.
+ */
+function withUpload(error: unknown, upload: UploadRef, signal: AbortSignal | undefined): unknown {
+  if (error instanceof Error && error !== signal?.reason && !Object.isFrozen(error)) {
+    Object.defineProperty(error, 'upload', { value: upload, enumerable: true, configurable: true });
+  }
+  return error;
 }

@@ -1,7 +1,8 @@
 /** One JSON request to the service with the key, mapping error answers to CqsError. */
+import { retryAfterMs } from './backoff.ts';
 import { CqsError } from './errors.ts';
 
-/** Sends one PUT of a recording; answers the status and body text. */
+/** Sends one PUT of a recording; answers the status and body text (and, optionally, the headers). */
 export type PutFunction = (
   url: string,
   init: {
@@ -9,7 +10,12 @@ export type PutFunction = (
     body: ReadableStream<Uint8Array> | Uint8Array | Blob;
     signal?: AbortSignal;
   },
-) => Promise<{ status: number; text: string }>;
+) => Promise<{
+  status: number;
+  text: string;
+  /** The answer's headers, names in lower case; `retry-after` is honoured when the PUT is retried. */
+  headers?: Record<string, string | string[] | undefined>;
+}>;
 
 /** What every request needs: where, who, and which fetch. */
 export interface Transport {
@@ -34,12 +40,50 @@ export async function requestJson<T>(
   if (body !== undefined) init.body = JSON.stringify(body);
   if (signal) init.signal = signal;
   const res = await transport.fetch(`${transport.baseUrl}${path}`, init);
-  const parsed = await readBody(res);
-  if (!res.ok) throw new CqsError(res.status, parsed, `${method} ${path}`);
-  return parsed as T;
+  if (!res.ok) throw await errorOf(res, `${method} ${path}`);
+  return (await readSuccess(res, `${method} ${path}`)) as T;
 }
 
-/** The JSON body of an answer, or its text when it is not JSON. */
+/** The CqsError of an error answer: its status, its body's `error`, its Retry-After. */
+export async function errorOf(res: Response, context: string): Promise<CqsError> {
+  return new CqsError(res.status, await readBody(res), context, {
+    retryAfterMs: retryAfterMs(res.headers.get('retry-after')),
+  });
+}
+
+/**
+ * The body of a 2xx answer: undefined for a 204, else JSON. Anything else (another type, such as a proxy's
+ * or a web app's HTML page behind a wrong baseUrl, an empty body, JSON that does not parse) is a CqsError
+ * that names the status and the type, instead of a value of the wrong shape returned as a success.
+ */
+export async function readSuccess(res: Response, context: string): Promise<unknown> {
+  if (res.status === 204) {
+    await res.body?.cancel();
+    return undefined;
+  }
+  const type = res.headers.get('content-type');
+  const text = await res.text();
+  const excerpt = text.trim().slice(0, 100);
+  const refuse = (got: string) =>
+    new CqsError(res.status, { error: `expected a JSON answer, got ${got}` }, context);
+  if (!isJsonType(type)) {
+    throw refuse(`${type ?? 'no Content-Type'}${excerpt ? `: ${excerpt}` : ' with an empty body'}`);
+  }
+  if (!text) throw refuse(`an empty body (${type})`);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw refuse(`${type} that does not parse: ${excerpt}`);
+  }
+}
+
+/** application/json, or a `+json` type, with any parameters. */
+function isJsonType(type: string | null): boolean {
+  const essence = type?.split(';')[0]?.trim().toLowerCase() ?? '';
+  return essence === 'application/json' || /^application\/[\w.-]+\+json$/.test(essence);
+}
+
+/** The JSON body of an error answer, or its text when it is not JSON. */
 export async function readBody(res: Response): Promise<unknown> {
   const text = await res.text();
   try {

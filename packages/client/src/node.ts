@@ -3,7 +3,7 @@ import { type FileHandle, open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { CqsClient, type CqsClientOptions } from './client.ts';
 import { type DownloadOptions, type DownloadResult, downloadTo } from './download.ts';
-import { nodePut } from './node-put.ts';
+import { createNodePut } from './node-put.ts';
 import type { UploadSource } from './source.ts';
 
 const CHUNK = 256 * 1024;
@@ -66,20 +66,41 @@ function fileStream(path: string, size: number): ReadableStream<Uint8Array> {
 
 export type { DownloadOptions, DownloadProgress, DownloadResult } from './download.ts';
 export * from './index.ts';
-export { nodePut } from './node-put.ts';
+export {
+  createNodePut,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  type NodePutOptions,
+  nodePut,
+} from './node-put.ts';
+
+/** Options of CqsNodeClient: CqsClient's, and the idle timeout of its PUTs and downloads. */
+export interface CqsNodeClientOptions extends CqsClientOptions {
+  /**
+   * A recording's PUT or download fails when nothing was sent or received for this many ms (default
+   * 60000, DEFAULT_IDLE_TIMEOUT_MS; 0: never). A download's own `idleTimeoutMs` wins. Without it, a
+   * storage that stalled held the upload or download for ever unless a signal ended it.
+   */
+  idleTimeoutMs?: number;
+}
 
 /** A CqsClient whose uploads go through `nodePut` (flat memory for large files), and that downloads to files. */
 export class CqsNodeClient extends CqsClient {
-  constructor(options: CqsClientOptions) {
-    super({ put: nodePut, ...options });
+  readonly #idleTimeoutMs: number | undefined;
+
+  constructor(options: CqsNodeClientOptions) {
+    const { idleTimeoutMs, ...rest } = options;
+    super({ put: createNodePut(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }), ...rest });
+    this.#idleTimeoutMs = idleTimeoutMs;
   }
 
   /**
    * Downloads the call's latest ready recording into the file `path` (streamed; replaced only once complete).
-   * Asks for a signed URL (`recordingUrl`), then GETs it without the API key.
+   * Asks for a signed URL (`recordingUrl`), then GETs it without the API key, following up to
+   * `maxRedirects` (5) redirects. Rejects with the signal's reason on abort.
    */
   async downloadRecording(id: string, path: string, options: DownloadOptions = {}): Promise<DownloadResult> {
     const link = await this.recordingUrl(id, options.signal);
-    return downloadTo(link, path, options);
+    const idle = this.#idleTimeoutMs === undefined ? {} : { idleTimeoutMs: this.#idleTimeoutMs };
+    return downloadTo(link, path, { ...idle, ...options });
   }
 }

@@ -71,12 +71,14 @@ export class StreamLengthError extends Error {
  * Wraps a stream so each chunk that passes reports the running total, and so it holds exactly `size`
  * bytes: the PUT declares that length, so a longer stream had its tail cut off by the server (a recording
  * stored truncated, and reported ready) and a shorter one left the request waiting for bytes that never
- * came. Either now fails the PUT at once, naming both lengths.
+ * came. Either now fails the PUT at once, naming both lengths. When `signal` aborts, the source is cancelled
+ * (a file source closes its file) and the stream returned errors.
  */
 export function countingStream(
   stream: ReadableStream<Uint8Array>,
   size: number,
   onBytes: (sent: number) => void,
+  signal?: AbortSignal,
 ): ReadableStream<Uint8Array> {
   let sent = 0;
   const mismatch = (what: string) =>
@@ -93,5 +95,6 @@ export function countingStream(
         if (sent < size) throw mismatch(`ended after ${sent} bytes`);
       },
     }),
+    signal ? { signal } : {},
   );
 }

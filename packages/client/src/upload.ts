@@ -1,9 +1,15 @@
 /** The PUT of a recording to its signed URL (with retries and progress) and the wait for verification. */
-import { fullJitter, sleep } from './backoff.ts';
-import { CqsError, CqsTimeoutError, isAbort, isRetryable } from './errors.ts';
+import { retryAfterMs, retryPause, sleep } from './backoff.ts';
+import { CqsError, CqsTimeoutError, describeFailure, isAbort, isRetryable } from './errors.ts';
 import { type PutFunction, requestJson, type Transport } from './http.ts';
 import { countingStream, type PreparedBody, StreamLengthError } from './source.ts';
 import type { UploadStatus, UploadUrlResponse } from './types.ts';
+
+/**
+ * The service's size limit, exclusive: a recording of this many bytes (250 MB) or more is refused (the
+ * storage answers 400 EntityTooLarge, or verification rejects it), so uploadRecording refuses it first.
+ */
+export const MAX_UPLOAD_BYTES = 250_000_000;
 
 /** Progress of a PUT: bytes handed to the network so far, of `total`; `attempt` counts retries from 1. */
 export interface UploadProgress {
@@ -19,7 +25,7 @@ export function fetchPut(doFetch: typeof fetch): PutFunction {
     if (body instanceof ReadableStream) init.duplex = 'half';
     if (signal) init.signal = signal;
     const res = await doFetch(url, init);
-    return { status: res.status, text: await res.text() };
+    return { status: res.status, text: await res.text(), headers: Object.fromEntries(res.headers) };
   };
 }
 
@@ -31,7 +37,11 @@ export interface PutOptions {
   signal?: AbortSignal;
 }
 
-/** PUTs the body to `upload_url` with exactly `upload_content_type`; retries network errors and 5xx. */
+/**
+ * PUTs the body to `upload_url` with exactly `upload_content_type`; retries network errors and 5xx (after
+ * the longer of the answer's Retry-After and a back-off), a connection the storage closed while the body
+ * was being written (EPIPE, ECONNRESET: it refused the upload without a readable answer) at most once.
+ */
 export async function putRecording(
   transport: Transport,
   upload: UploadUrlResponse,
@@ -40,19 +50,37 @@ export async function putRecording(
 ): Promise<void> {
   const validUntil = Date.now() + upload.expires_in * 1000 - 5000;
   const maxAttempts = body.reopenable ? (options.maxAttempts ?? 5) : 1;
+  let writeFailures = 0;
   for (let attempt = 1; ; attempt++) {
     try {
       await putOnce(transport, upload, body, attempt, options);
       return;
     } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
       // A stream of another length than its size is the caller's to mend: sending it again would not.
-      if (isAbort(error) || options.signal?.aborted || lengthMismatch(error)) throw error;
+      if (isAbort(error) || lengthMismatch(error)) throw error;
       const retryable = !(error instanceof CqsError) || error.status >= 500;
-      const pause = fullJitter(attempt, 500, 15_000);
-      if (!retryable || attempt >= maxAttempts || Date.now() + pause >= validUntil) throw error;
+      // A storage that refuses a PUT early (a wrong type, too large, expired) answers and closes the
+      // connection while the body is still being written: fetch then sees only the failed write. Sending
+      // the same request again gets the same refusal, so one more try, not five.
+      if (writeFailed(error)) writeFailures++;
+      const pause = retryPause(error, attempt, 500, 15_000);
+      if (!retryable || attempt >= maxAttempts || writeFailures > 1 || Date.now() + pause >= validUntil) {
+        throw error;
+      }
       await sleep(pause, options.signal);
     }
   }
+}
+
+/** Whether the request failed writing to a connection the other side closed (EPIPE, ECONNRESET). */
+function writeFailed(error: unknown): boolean {
+  let e = error;
+  for (let depth = 0; depth < 4 && e instanceof Error; depth++, e = e.cause) {
+    const code = (e as Error & { code?: unknown }).code;
+    if (code === 'EPIPE' || code === 'ECONNRESET') return true;
+  }
+  return false;
 }
 
 /** Whether the PUT failed because its stream did not hold the size it was given (countingStream's error). */
@@ -77,13 +105,23 @@ async function putOnce(
   report(0);
   const opened = body.open();
   const put = transport.put ?? fetchPut(transport.fetch);
-  const { status, text } = await put(upload.upload_url, {
-    headers: { 'content-type': upload.upload_content_type, 'content-length': String(total) },
-    body: opened instanceof ReadableStream ? countingStream(opened, total, report) : opened,
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
-  if (status < 200 || status > 299) {
-    throw new CqsError(status, { error: s3Error(text) }, `PUT upload ${upload.upload_id}`);
+  // Stops reading the body once the PUT is over, however it ended: a fetch that failed (EPIPE) or was
+  // answered before the end left the stream, and the file under it, open until garbage collection.
+  const done = new AbortController();
+  try {
+    const { status, text, headers } = await put(upload.upload_url, {
+      headers: { 'content-type': upload.upload_content_type, 'content-length': String(total) },
+      body: opened instanceof ReadableStream ? countingStream(opened, total, report, done.signal) : opened,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (status < 200 || status > 299) {
+      const retryAfter = headers?.['retry-after'];
+      throw new CqsError(status, { error: s3Error(text) }, `PUT upload ${upload.upload_id}`, {
+        retryAfterMs: retryAfterMs(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
+      });
+    }
+  } finally {
+    done.abort(new Error('the PUT is over'));
   }
   if (!body.streamed) report(total);
 }
@@ -111,8 +149,9 @@ export async function waitForUpload(
   const deadline = Date.now() + (options.timeoutMs ?? 300_000);
   let delay = 200;
   let failures = 0;
+  let state: string | undefined;
+  let lastError: unknown;
   for (;;) {
-    let state = 'unreachable';
     try {
       const path = `/api/v1/upload/${uploadId}`;
       const status = await requestJson<UploadStatus>(transport, 'GET', path, undefined, options.signal);
@@ -122,11 +161,22 @@ export async function waitForUpload(
       failures = 0;
     } catch (error) {
       // A network error, 429 or 5xx while polling is retried with back-off; anything else is final.
-      if (!isRetryable(error) || options.signal?.aborted) throw error;
+      if (options.signal?.aborted) throw options.signal.reason;
+      if (!isRetryable(error)) throw error;
       failures++;
+      lastError = error;
     }
-    const pause = failures > 0 ? fullJitter(failures, 500, 10_000) : delay;
-    if (Date.now() + pause > deadline) throw new CqsTimeoutError(`upload ${uploadId} is still ${state}`);
+    // After a failure: the longer of the answer's Retry-After and the back-off. A pause past the deadline
+    // would end in the same timeout: it is thrown now, saying the last status read and the last failure.
+    const pause = failures > 0 ? retryPause(lastError, failures, 500, 10_000) : delay;
+    if (Date.now() + pause > deadline) {
+      const seen = state ? `is still ${state}` : 'has no status read yet';
+      const failed = failures > 0 ? ` (the last request: ${describeFailure(lastError)})` : '';
+      throw new CqsTimeoutError(
+        `upload ${uploadId} ${seen}${failed}`,
+        failures > 0 ? { cause: lastError } : undefined,
+      );
+    }
     await sleep(pause, options.signal);
     delay = Math.min(2000, delay * 1.5);
   }

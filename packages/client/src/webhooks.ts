@@ -18,9 +18,22 @@ export interface VerifyWebhookOptions {
   now?: number;
 }
 
+/**
+ * A header's value, its name in any case: a Headers object ignores case itself; a plain object (Node's
+ * IncomingMessage has lower-case names, an AWS Lambda event or a framework may keep the sender's) is
+ * searched without regard to case.
+ */
 function header(headers: Headers | Record<string, string | string[] | undefined>, name: string): string {
-  const value =
-    headers instanceof Headers ? headers.get(name) : (headers[name] ?? headers[name.toLowerCase()]);
+  let value: string | string[] | null | undefined;
+  if (headers instanceof Headers) value = headers.get(name);
+  else {
+    value = headers[name];
+    if (value === undefined) {
+      const wanted = name.toLowerCase();
+      const key = Object.keys(headers).find((k) => k.toLowerCase() === wanted);
+      value = key === undefined ? undefined : headers[key];
+    }
+  }
   const text = Array.isArray(value) ? value[0] : value;
   if (!text) throw new WebhookVerificationError(`missing ${name} header`);
   return text;
