@@ -1,13 +1,24 @@
 /**
  * `npm run bench [-- --only products,handoff]`: runs the scenarios of issue 6 against the real service
- * and its baselines on loopback, writes bench/results/latest.{json,md} and prints the table.
+ * and its baselines on loopback, writes bench/results/latest.{json,md} and prints the table. The report
+ * keeps the run's conditions: every knob in effect, the code's commit and whether the tree was dirty, and
+ * per scenario the load average at its start and end and the peak RSS of every service process it started.
  */
+import { fileURLToPath } from 'node:url';
 import { cleanupAll } from './lib/cleanup.ts';
-import { describeMachine } from './lib/machine.ts';
+import { describeMachine, gitState, loadAverage1m, type ScenarioRun } from './lib/machine.ts';
 import { runNode } from './lib/process.ts';
-import { markdownTable, type ScenarioEntry, unmeasuredEntry, writeReport } from './lib/report.ts';
+import {
+  markdownTable,
+  memoryVerdict,
+  roundMb,
+  type ScenarioEntry,
+  unmeasuredEntry,
+  writeReport,
+} from './lib/report.ts';
+import { takeServicePeaks } from './lib/rss.ts';
 import { childEnv, MAIN } from './lib/service.ts';
-import { readSettings } from './lib/settings.ts';
+import { readSettings, settingsNotDefault, settingsRecord } from './lib/settings.ts';
 import { SCENARIOS } from './scenarios/index.ts';
 import { type BenchContext, SkipScenario } from './scenarios/scenario.ts';
 
@@ -31,6 +42,8 @@ function selected(argv: string[]): { scenarios: typeof SCENARIOS; only: string[]
 }
 
 const settings = readSettings();
+const settingsInEffect = settingsRecord();
+const notDefault = settingsNotDefault(settingsInEffect);
 const { scenarios, only } = selected(process.argv.slice(2));
 const log = (message: string) =>
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -42,9 +55,20 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 const machine = await describeMachine(settings.postgresUrl);
+const git = gitState(fileURLToPath(new URL('..', import.meta.url)));
+const serviceGit = settings.serviceDir
+  ? { dir: settings.serviceDir, ...gitState(settings.serviceDir) }
+  : undefined;
 log(
   `${machine.cpu_model}, ${machine.cores} cores, ${machine.memory_gb} GB, Node ${machine.node_version}, ` +
     `${machine.postgres_version ?? 'PostgreSQL not reachable'}, load average ${machine.load_average_1m}`,
+);
+log(
+  `commit ${git.commit ?? 'unknown'}${git.dirty ? ' (with uncommitted changes)' : ''}` +
+    (serviceGit ? `; service from ${serviceGit.dir} at ${serviceGit.commit ?? 'unknown'}` : '') +
+    (notDefault.length > 0
+      ? `; not the default settings: ${notDefault.map((n) => `${n}=${JSON.stringify(settingsInEffect[n])}`).join(', ')}`
+      : '; default settings'),
 );
 // The service as `npm install` leaves it (the embedded archive made, the compile cache filled), also after
 // its code changed since: otherwise the first start of each database pays for the TypeScript stripper.
@@ -52,10 +76,14 @@ log('cqs prepare (as npm install runs it)');
 await runNode('prepare', MAIN, ['prepare'], childEnv({}));
 const context: BenchContext = { settings, postgres: machine.postgres_version !== null, log };
 const entries: ScenarioEntry[] = [];
+const scenarioRuns: ScenarioRun[] = [];
 try {
   for (const scenario of scenarios) {
-    log(`scenario ${scenario.id}`);
+    const loadStart = loadAverage1m();
+    const started = new Date().toISOString();
+    log(`scenario ${scenario.id} (load average ${loadStart})`);
     const planned = scenario.entries(settings);
+    takeServicePeaks(); // only this scenario's processes from here on
     try {
       entries.push(...(await scenario.run(context)));
     } catch (error) {
@@ -66,14 +94,46 @@ try {
       log(`${scenario.id} ${why}`);
       if (!(error instanceof SkipScenario)) log(String((error as Error).stack ?? error));
       entries.push(...planned.map((p) => unmeasuredEntry(p.name, p.baseline, p.target, why)));
+    } finally {
+      const processes = takeServicePeaks().map((p) => ({
+        name: p.name,
+        db: p.db,
+        peak_rss_mb: p.peakMb === undefined ? null : roundMb(p.peakMb),
+      }));
+      const run: ScenarioRun = {
+        id: scenario.id,
+        started,
+        ended: new Date().toISOString(),
+        load_average_1m_start: loadStart,
+        load_average_1m_end: loadAverage1m(),
+        service_processes: processes,
+      };
+      scenarioRuns.push(run);
+      log(
+        `${scenario.id} done (load average ${run.load_average_1m_end})` +
+          (processes.length > 0
+            ? `; peak RSS of its service processes: ${processes.map((p) => `${p.name} ${p.peak_rss_mb?.toFixed(1) ?? '?'} MB`).join(', ')}`
+            : ''),
+      );
     }
   }
 } finally {
   await cleanupAll();
 }
 
-const paths = await writeReport(new URL('./results/', import.meta.url).pathname, {
-  machine: { ...machine, only_scenarios: only },
+const report = {
+  machine: {
+    ...machine,
+    only_scenarios: only,
+    settings: settingsInEffect,
+    settings_not_default: notDefault,
+    git,
+    ...(serviceGit ? { service_git: serviceGit } : {}),
+    scenario_runs: scenarioRuns,
+  },
   scenarios: entries,
-});
-process.stdout.write(`\n${markdownTable(entries)}\nwritten: ${paths.json}, ${paths.md}\n`);
+};
+const paths = await writeReport(new URL('./results/', import.meta.url).pathname, report);
+process.stdout.write(
+  `\n${markdownTable(entries)}\n${memoryVerdict(report)}\nwritten: ${paths.json}, ${paths.md}\n`,
+);

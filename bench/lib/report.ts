@@ -2,6 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MachineInfo } from './machine.ts';
+import type { SettingValue } from './settings.ts';
 
 /** One row of the report, exactly the shape of `scenarios[]` in latest.json. */
 export interface ScenarioEntry {
@@ -44,6 +45,15 @@ const round = (value: number, digits: number) => {
 const finite = (value: number | undefined, digits: number) =>
   value === undefined || !Number.isFinite(value) ? null : round(value, digits);
 
+/** A figure in MB as the report prints it (one decimal). */
+export const roundMb = (mb: number): number => round(mb, 1);
+
+/*
+ * Every target is judged on its figure as the report prints it (a ratio and a latency to 2 decimals, an
+ * RSS to 1, a rate to 1): the table, the JSON, history.md and the verdict then agree, and a 0.3996 printed
+ * as 0.40 meets "≥ 0.40". Noise between runs is far larger than the rounding.
+ */
+
 /** The idle RSS of a measurement, as a key of its entry only when it was read. */
 const idleOf = (service: Measured) =>
   service.idle_rss_mb === undefined ? {} : { idle_rss_mb: finite(service.idle_rss_mb, 1) };
@@ -61,7 +71,7 @@ export function ratioEntry(options: {
   extra?: boolean;
 }): ScenarioEntry {
   const { service, baseline } = options;
-  const ratio = baseline.rps > 0 ? service.rps / baseline.rps : Number.NaN;
+  const ratio = finite(baseline.rps > 0 ? service.rps / baseline.rps : Number.NaN, 2);
   const errors = service.errors + baseline.errors;
   return {
     name: options.name,
@@ -72,9 +82,9 @@ export function ratioEntry(options: {
     ...idleOf(service),
     peak_rss_mb: finite(service.peak_rss_mb, 1),
     baseline: { name: baseline.name, rps: finite(baseline.rps, 1) },
-    ratio: finite(ratio, 2),
+    ratio,
     target: options.target ?? `≥ ${options.minRatio.toFixed(2)}`,
-    met: errors === 0 && ratio >= options.minRatio && (options.extra ?? true),
+    met: errors === 0 && ratio !== null && ratio >= options.minRatio && (options.extra ?? true),
   };
 }
 
@@ -90,7 +100,7 @@ export function growthEntry(options: {
   maxRatio: number;
 }): ScenarioEntry {
   const { service, earlier, which } = options;
-  const ratio = service[which] / earlier[which];
+  const ratio = finite(service[which] / earlier[which], 2);
   const errors = service.errors + earlier.errors;
   return {
     name: options.name,
@@ -104,9 +114,9 @@ export function growthEntry(options: {
       name: `${earlier.name} (p50 ${round(earlier.p50_ms, 2)} ms, p99 ${round(earlier.p99_ms, 2)} ms)`,
       rps: finite(earlier.rps, 1),
     },
-    ratio: finite(ratio, 2),
+    ratio,
     target: `${which.replace('_ms', '')} ≤ ${options.maxRatio.toFixed(2)}×`,
-    met: errors === 0 && ratio <= options.maxRatio,
+    met: errors === 0 && ratio !== null && ratio <= options.maxRatio,
   };
 }
 
@@ -118,6 +128,7 @@ export function latencyEntry(options: {
   maxMs: number;
 }): ScenarioEntry {
   const { service, which } = options;
+  const figure = finite(service[which], 2);
   return {
     name: options.name,
     rps: finite(service.rps, 1),
@@ -129,7 +140,7 @@ export function latencyEntry(options: {
     baseline: { name: '—', rps: null },
     ratio: null,
     target: `${which.replace('_ms', '')} ≤ ${options.maxMs} ms`,
-    met: service.errors === 0 && service[which] <= options.maxMs,
+    met: service.errors === 0 && figure !== null && figure <= options.maxMs,
   };
 }
 
@@ -161,7 +172,7 @@ export function peakEntry(options: {
   peakMb: number | undefined;
   maxPeakMb: number;
 }): ScenarioEntry {
-  const { peakMb } = options;
+  const peakMb = finite(options.peakMb, 1);
   return {
     name: options.name,
     rps: null,
@@ -169,11 +180,11 @@ export function peakEntry(options: {
     p99_ms: null,
     errors: 0,
     ...('idleMb' in options ? { idle_rss_mb: finite(options.idleMb, 1) } : {}),
-    peak_rss_mb: finite(peakMb, 1),
+    peak_rss_mb: peakMb,
     baseline: { name: '—', rps: null },
     ratio: null,
     target: peakTarget(options.maxPeakMb),
-    met: peakMb !== undefined && peakMb <= options.maxPeakMb,
+    met: peakMb !== null && peakMb <= options.maxPeakMb,
   };
 }
 
@@ -246,16 +257,138 @@ export function markdownTable(entries: ScenarioEntry[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The Markdown file: the machine, then the table. */
+/** The highest peak RSS of a run under one of item 5's bounds, and where it was (null: nothing measured). */
+export interface HighestPeak {
+  mb: number;
+  /** The row, or the scenario and its service process. */
+  where: string;
+}
+
+/**
+ * The highest peak RSS under a bound of item 5 over a run: every row whose peak answers to it (peakBound),
+ * and every service process its scenarios started on that database (machine.scenario_runs; runs recorded
+ * before it was kept have the rows only).
+ */
+export function highestPeak(report: Report, bound: keyof typeof MEMORY_BOUNDS_MB): HighestPeak | null {
+  let best: HighestPeak | null = null;
+  const consider = (mb: number | null, where: string) => {
+    if (mb !== null && (best === null || mb > best.mb)) best = { mb, where };
+  };
+  for (const e of report.scenarios) if (peakBound(e) === bound) consider(e.peak_rss_mb, e.name);
+  for (const run of report.machine.scenario_runs ?? []) {
+    for (const p of run.service_processes) {
+      if (p.db === bound) consider(p.peak_rss_mb, `${run.id}: ${p.name}`);
+    }
+  }
+  return best;
+}
+
+/** One line judging both of item 5's bounds over the run (highestPeak). */
+export function memoryVerdict(report: Report): string {
+  const parts = (['postgres', 'embedded'] as const).map((bound) => {
+    const where = bound === 'postgres' ? 'PostgreSQL' : 'embedded';
+    const peak = highestPeak(report, bound);
+    if (peak === null) return `${where}: nothing measured`;
+    const met = peak.mb <= MEMORY_BOUNDS_MB[bound];
+    return `${where} ${peak.mb.toFixed(1)} MB (${peak.where}) ≤ ${MEMORY_BOUNDS_MB[bound]} MB: ${met ? 'met' : '**MISSED**'}`;
+  });
+  return (
+    "**Memory bounds** (issue 16 item 5; the highest peak RSS of every row's process and of every service " +
+    `process the scenarios started): ${parts.join('; ')}.`
+  );
+}
+
+const settingText = (value: SettingValue) =>
+  value === null ? 'unset' : Array.isArray(value) ? JSON.stringify(value.join(' ')) : String(value);
+
+/** The lines of the report that say under which conditions the run ran (absent fields: nothing). */
+function conditionLines(m: MachineInfo): string[] {
+  const lines: string[] = [];
+  const code = (g: NonNullable<MachineInfo['git']>) =>
+    `${g.commit ?? 'unknown commit'}` +
+    (g.dirty === null
+      ? ' (whether the tree was dirty is unknown)'
+      : g.dirty
+        ? ' with uncommitted changes'
+        : ', clean') +
+    (g.dirty && g.changed?.length
+      ? ` (${g.changed.slice(0, 10).join(', ')}${g.changed.length > 10 ? `, and ${g.changed.length - 10} more in latest.json` : ''})`
+      : '');
+  if (m.git) lines.push(`Code: ${code(m.git)}.`);
+  if (m.service_git) lines.push(`Service from ${m.service_git.dir}: ${code(m.service_git)}.`);
+  if (m.settings) {
+    lines.push(
+      `Settings: ${Object.entries(m.settings)
+        .map(([name, value]) => `${name}=${settingText(value)}`)
+        .join(', ')}.`,
+    );
+  }
+  return lines.flatMap((l) => [l, '']);
+}
+
+/** The table of the scenarios that ran: when, the load average at their start and end, their services' peaks. */
+function scenarioRunsTable(m: MachineInfo): string[] {
+  const runs = m.scenario_runs;
+  if (!runs || runs.length === 0) return [];
+  const lines = [
+    'Scenarios, in the order they ran (load average over 1 minute at their start and end; the peak RSS, VmHWM since start, of every service process each started):',
+    '',
+    '| scenario | started (UTC) | minutes | load average | service processes, peak RSS MB |',
+    '|---|---|--:|---|---|',
+  ];
+  for (const r of runs) {
+    const minutes = (Date.parse(r.ended) - Date.parse(r.started)) / 60_000;
+    lines.push(
+      markdownRow([
+        r.id,
+        r.started.slice(11, 19),
+        minutes.toFixed(1),
+        `${r.load_average_1m_start} → ${r.load_average_1m_end}`,
+        r.service_processes.length === 0
+          ? '—'
+          : r.service_processes
+              .map(
+                (p) =>
+                  `${p.name} (${p.db === 'postgres' ? 'PostgreSQL' : 'embedded'}) ${p.peak_rss_mb?.toFixed(1) ?? '?'}`,
+              )
+              .join(', '),
+      ]),
+    );
+  }
+  return [...lines, ''];
+}
+
+/**
+ * The Markdown file: what kind of run it was (a partial or non-default run says so first), the machine and
+ * the run's conditions, the table, the memory bounds' verdict, and the scenarios as they ran.
+ */
 export function markdownReport(report: Report): string {
   const m = report.machine;
+  const warnings: string[] = [];
+  if (m.only_scenarios) {
+    warnings.push(
+      `**Partial run** (\`--only ${m.only_scenarios.join(',')}\`): only these scenarios ran: ${m.only_scenarios.join(', ')}. ` +
+        'Not a full run of `npm run bench`; `npm run bench:history` leaves it out.',
+    );
+  }
+  if (m.settings_not_default?.length) {
+    warnings.push(
+      `**Not the default settings**: ${m.settings_not_default.map((n) => `${n}=${settingText(m.settings?.[n] ?? null)}`).join(', ')}. ` +
+        '`npm run bench:history` does not count it as a full run.',
+    );
+  }
   return [
     '# Benchmark results',
     '',
+    ...warnings.flatMap((w) => [w, '']),
     `${m.date} · ${m.cpu_model}, ${m.cores} cores, ${m.memory_gb} GB · Node ${m.node_version} · ${m.os} · ` +
       `${m.postgres_version ?? 'PostgreSQL not reachable'} · load average ${m.load_average_1m} at the start`,
     '',
+    ...conditionLines(m),
     markdownTable(report.scenarios),
+    memoryVerdict(report),
+    '',
+    ...scenarioRunsTable(m),
   ].join('\n');
 }
 

@@ -5,18 +5,21 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { EnvSchema } from '../../src/config/config.ts';
 import { generateApiKey } from '../../src/domain/access/api-keys.ts';
 import { freePort } from '../../test/helpers/process.ts';
 import { deferCleanup } from './cleanup.ts';
 import { type Child, runNode, spawnNode, waitForHttp } from './process.ts';
+import { noteServicePeak, trackServiceProcess } from './rss.ts';
+import { nodeArgsOf, serviceDirOf } from './settings.ts';
 
-/** The `cqs` entry point: this checkout's, or that of the checkout BENCH_SERVICE_DIR names (to compare builds). */
-export const MAIN = process.env.BENCH_SERVICE_DIR
-  ? join(process.env.BENCH_SERVICE_DIR, 'src/cli/main.ts')
-  : new URL('../../src/cli/main.ts', import.meta.url).pathname;
+/** The checkout whose service is measured: this one, or the one BENCH_SERVICE_DIR names (to compare builds). */
+export const SERVICE_DIR = serviceDirOf(process.env) ?? fileURLToPath(new URL('../..', import.meta.url));
+/** The `cqs` entry point of SERVICE_DIR. */
+export const MAIN = join(SERVICE_DIR, 'src/cli/main.ts');
 /** Node arguments of every service under test (BENCH_NODE_ARGS, split at spaces: V8 flags to compare). */
-const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+const NODE_ARGS = nodeArgsOf(process.env);
 
 /** The bench company's names. */
 export const BENCH = {
@@ -132,7 +135,10 @@ export async function startBenchService(options: ServiceOptions): Promise<BenchS
     childEnv({ ...base, PORT: String(port), ...options.env }),
     nodeArgs,
   );
+  // Its scenario's record keeps the peak of every service process it started (run.ts).
+  trackServiceProcess(child.pid, options.name, options.databaseUrl ? 'postgres' : 'embedded');
   const stop = async () => {
+    noteServicePeak(child.pid);
     await child.stop();
     await removeDir();
   };

@@ -10,7 +10,7 @@ import { freePort } from '../../test/helpers/process.ts';
 import { deferCleanup } from '../lib/cleanup.ts';
 import { spawnNode, waitForHttp } from '../lib/process.ts';
 import { MEMORY_BOUNDS_MB, peakEntry, peakTarget } from '../lib/report.ts';
-import { readPeakRssMb, readRssMb } from '../lib/rss.ts';
+import { noteServicePeak, readPeakRssMb, readRssMb, trackServiceProcess } from '../lib/rss.ts';
 import { childEnv, MAIN } from '../lib/service.ts';
 import { measureOperatorCommands, operatorCommandEntries } from './operator-command.ts';
 import type { Scenario } from './scenario.ts';
@@ -39,6 +39,7 @@ export const firstStartScenario: Scenario = {
       ['serve'],
       childEnv({ DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn' }),
     );
+    trackServiceProcess(child.pid, 'first start', 'embedded');
     try {
       await waitForHttp(child, `http://127.0.0.1:${port}/readyz`, 200);
       const readyMs = performance.now() - started;
@@ -54,6 +55,7 @@ export const firstStartScenario: Scenario = {
         maxPeakMb: MAX_PEAK_MB,
       });
       // Stopped first, so the operator commands do not share the cores with it.
+      noteServicePeak(child.pid);
       await child.stop();
       return [entry, ...(await measureOperatorCommands(context))];
     } finally {

@@ -48,11 +48,30 @@ export function requireRoute(
 /** A load phase without the settings' defaults. */
 export type PhaseSpec = Omit<LoadSpec, 'connections' | 'durationS' | 'warmupS'> & Partial<LoadSpec>;
 
+/**
+ * Work a side's load leaves behind when its slice ends (webhook deliveries, analysis jobs), which must not
+ * run during another side's slice and is that side's cost.
+ */
+export interface Drain {
+  /** Runs just before each slice (and the warm-up) of the side: marks where the work to wait for starts. */
+  begin(): Promise<void>;
+  /**
+   * Waits until the work the side's load caused since `begin` is done, or a bound passes; answers how much
+   * of it never finished (counted as errors) and, if any, what. `after` says what load it follows.
+   */
+  wait(after: 'warm-up' | 'slice'): Promise<{ missing: number; detail?: string | undefined }>;
+}
+
 /** One side of a comparison: a server under load, and the pid whose RSS to sample (the service's). */
 export interface Side {
   label: string;
   pid?: number | undefined;
   spec: PhaseSpec;
+  /**
+   * When given, after each slice the side waits for its work to drain, and that wait counts in its
+   * duration (its rate is answers / (slices + drains)); after its warm-up it waits too, uncounted.
+   */
+  drain?: Drain;
 }
 
 /** A side's result. */
@@ -60,7 +79,8 @@ export type SideResult = Measured & { load: LoadResult };
 
 /**
  * Measures the sides of a comparison: each is warmed up, then their phases are cut into `rounds` slices
- * that alternate, so every side sees the same background load of a shared machine. The RSS of each pid is
+ * that alternate, so every side sees the same background load of a shared machine. A side with a `drain`
+ * waits after each of its slices until the work they left is done, charged to it. The RSS of each pid is
  * read before the warm-up (idle) and sampled all along; its peak since the process started (start-up
  * included, VmHWM) is reported.
  */
@@ -81,10 +101,28 @@ export async function compare(
   const phases: RawPhase[][] = sides.map(() => []);
   let peaks: (number | undefined)[] = [];
   try {
-    for (const spec of specs) await warmUp(spec);
+    for (const [i, spec] of specs.entries()) {
+      const drain = sides[i]?.drain;
+      await drain?.begin();
+      await warmUp(spec);
+      const left = await drain?.wait('warm-up');
+      if (left?.missing) context.log(`${sides[i]?.label}: after the warm-up, ${left.detail}`);
+    }
     for (let round = 0; round < rounds; round++) {
       for (const [i, spec] of specs.entries()) {
-        phases[i]?.push(await runPhase(spec, spec.durationS / rounds));
+        const drain = sides[i]?.drain;
+        await drain?.begin();
+        const phase = await runPhase(spec, spec.durationS / rounds);
+        if (drain) {
+          const started = performance.now();
+          const left = await drain.wait('slice');
+          const drainS = (performance.now() - started) / 1000;
+          phase.durationS += drainS;
+          phase.drainS = drainS;
+          phase.errors += left.missing;
+          if (left.missing) phase.firstFailure ??= left.detail;
+        }
+        phases[i]?.push(phase);
       }
     }
   } finally {
@@ -100,7 +138,11 @@ export async function compare(
     const peak = peaks[i];
     const idle = idles[i];
     context.log(
-      `${side.label}: ${load.rps.toFixed(1)} rps, p50 ${load.p50_ms.toFixed(2)} ms, p99 ${load.p99_ms.toFixed(2)} ms, ` +
+      `${side.label}: ${load.rps.toFixed(1)} rps` +
+        (side.drain
+          ? ` (${load.ok} in ${load.durationS.toFixed(2)} s, of which ${load.drainS.toFixed(2)} s draining)`
+          : '') +
+        `, p50 ${load.p50_ms.toFixed(2)} ms, p99 ${load.p99_ms.toFixed(2)} ms, ` +
         `${load.errors} errors${load.firstFailure ? ` (first: ${load.firstFailure})` : ''}` +
         (idle === undefined ? '' : `, idle RSS ${idle.toFixed(1)} MB`) +
         (peak === undefined ? '' : `, peak RSS ${peak.toFixed(1)} MB`),

@@ -8,7 +8,7 @@
 import { startBaseline } from '../lib/baseline.ts';
 import { quantile } from '../lib/load.ts';
 import { freshConversationId } from '../lib/payloads.ts';
-import { ratioEntry } from '../lib/report.ts';
+import { ratioEntry, roundMb } from '../lib/report.ts';
 import { type RssGrowth, rssGrowthMeter } from '../lib/rss.ts';
 import { type BenchService, startBenchService } from '../lib/service.ts';
 import { putBytes } from '../lib/upload.ts';
@@ -65,10 +65,18 @@ interface Uploads {
 
 type Target = () => Promise<{ url: string; contentType: string }>;
 
-/** One upload to the URL `target` gives; 200 with an ETag is success. */
+/** One upload to the URL `target` gives; 200 with an ETag is success, anything else (a throw too) an error. */
 async function upload(into: Uploads & { bytes: number; seconds: number }, target: Target, bytes: number) {
-  const { url, contentType } = await target();
-  const put = await putBytes(url, contentType, bytes);
+  let put: Awaited<ReturnType<typeof putBytes>>;
+  try {
+    const { url, contentType } = await target();
+    put = await putBytes(url, contentType, bytes);
+  } catch (error) {
+    // A connection closed without an answer, or the create that issues the URL failing: an error, not the end.
+    into.errors++;
+    into.firstFailure ??= String(error);
+    return;
+  }
   if (put.status === 200 && put.headers.etag) {
     into.bytes += bytes;
     into.seconds += put.ms / 1000;
@@ -136,6 +144,9 @@ export const uploadScenario: Scenario = {
       async (service) => {
         requireRoute(service, 'POST', CREATE_PATH);
         await uploadUrl(service);
+        // The bare server runs without FSYNC=1, while the embedded storage fsyncs each object before it
+        // answers: the baseline skips a cost the service pays, so the ratio understates the service (left
+        // so, as the issue's target was set against this baseline).
         return using(startBaseline('stream-to-file.ts'), async (baseline) => {
           let meters: { stop(): RssGrowth }[] = [];
           let results: Uploads[];
@@ -161,7 +172,8 @@ export const uploadScenario: Scenario = {
           const growth = serviceRss.growth;
           const baselineGrowth = baselineRss.growth;
           const describe = (r: RssGrowth) =>
-            `, RSS idle ${r.idle.toFixed(1)} MB, peak ${r.peak.toFixed(1)} MB (+${r.growth.toFixed(1)})`;
+            `, RSS idle ${r.idle.toFixed(1)} MB, peak ${r.peak.toFixed(1)} MB (+${r.growth.toFixed(1)}; ` +
+            `peak ${r.how === 'VmHWM' ? 'VmHWM since the meter reset it' : 'sampled every 100 ms'})`;
           logUploads(context, 'service upload', mine, describe(serviceRss));
           logUploads(context, BASELINE, base, describe(baselineRss));
           return [
@@ -177,7 +189,8 @@ export const uploadScenario: Scenario = {
               baseline: { name: BASELINE, rps: base.mbPerS, errors: base.errors },
               minRatio: 0.8,
               target: `≥ 0.80; ${MEMORY_TARGET} (service +${growth.toFixed(1)} MB, baseline +${baselineGrowth.toFixed(1)} MB)`,
-              extra: growth <= baselineGrowth + MAX_EXTRA_GROWTH_MB,
+              // Judged on the growths as the target prints them (report.ts).
+              extra: roundMb(growth) <= roundMb(baselineGrowth) + MAX_EXTRA_GROWTH_MB,
             }),
           ];
         });
