@@ -20,7 +20,20 @@ export interface PocketsphinxOptions {
   binary?: string;
   /** Recognisers run at once in this process (each takes one core). */
   concurrency: number;
+  /** TRANSCRIBER_TIMEOUT: the time one run may take per SCALE_S seconds of its channel (see runLimitMs). */
   timeoutMs: number;
+}
+
+/** Seconds of a channel that one TRANSCRIBER_TIMEOUT is for. */
+const SCALE_S = 600;
+
+/**
+ * How long one run over a channel may take: TRANSCRIBER_TIMEOUT per started 10 minutes of it. A run covers
+ * the whole channel, at about a third of real time on one core (15-20 CPU-minutes for an hour), so a fixed
+ * limit of 600 s failed every channel longer than half an hour, five times over before giving up.
+ */
+export function runLimitMs(timeoutMs: number, durationS: number): number {
+  return timeoutMs * Math.max(1, Math.ceil(durationS / SCALE_S));
 }
 
 /** Tokens that are not words: utterance marks, silence, and noise fillers such as `[NOISE]` or `++UH++`. */
@@ -76,7 +89,8 @@ export function createPocketsphinxEngine(options: PocketsphinxOptions): Transcri
   const limiter = new Limiter(options.concurrency);
   return {
     name: 'pocketsphinx en-us',
-    transcribe: (audio) => limiter.run(() => recognise(binary, audio, options.timeoutMs)),
+    transcribe: (audio) =>
+      limiter.run(() => recognise(binary, audio, runLimitMs(options.timeoutMs, audio.durationS))),
   };
 }
 
