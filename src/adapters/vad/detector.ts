@@ -16,8 +16,11 @@ export const FRAME_MS = 10;
 
 /** A detector of one channel: one decision per frame, in order. */
 export interface FrameDetector {
-  /** True when the frame (FRAME_MS of samples at the detector's rate) holds speech. */
-  isSpeech(frame: Int16Array): boolean;
+  /**
+   * True when the frame (FRAME_MS of samples at the detector's rate) holds speech. `leaked`: the frame is
+   * the other channel's voice leaking in (crosstalk.ts), never speech.
+   */
+  isSpeech(frame: Int16Array, leaked?: boolean): boolean;
   close(): void;
 }
 

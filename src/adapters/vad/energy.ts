@@ -112,7 +112,7 @@ export function createEnergyDetector(_sampleRate: number, tuning: Partial<Energy
   };
 
   return {
-    isSpeech(frame) {
+    isSpeech(frame, leaked = false) {
       let power = 0;
       for (let i = 0; i < frame.length; i++) {
         const x = (frame[i] as number) - PRE_EMPHASIS * previous;
@@ -120,7 +120,8 @@ export function createEnergyDetector(_sampleRate: number, tuning: Partial<Energy
         power += x * x;
       }
       const level = 10 * Math.log10(power / frame.length / FULL_SCALE_POWER + 1e-12);
-      const sound = level >= t.digitalSilenceDb;
+      // A leak of the other channel's voice is neither speech nor this line's noise: the floor skips it.
+      const sound = level >= t.digitalSilenceDb && !leaked;
       opensSilent ??= !sound;
       // A frame teaches the floor once the next one is known: only when neither neighbour is digital silence.
       if (sound && last !== undefined && lastAfterSound) learn(last);
@@ -129,7 +130,9 @@ export function createEnergyDetector(_sampleRate: number, tuning: Partial<Energy
 
       const provisional = opensSilent && learned < t.provisionalFrames;
       const isLoud =
-        level > t.absoluteMinDb && (provisional || (floor !== undefined && level > floor + t.thresholdDb));
+        !leaked &&
+        level > t.absoluteMinDb &&
+        (provisional || (floor !== undefined && level > floor + t.thresholdDb));
       loud = isLoud ? loud + 1 : 0;
       if (loud >= t.onsetFrames) hold = t.hangoverFrames;
       else if (hold > 0 && !isLoud) hold--;

@@ -33,11 +33,11 @@ export async function createWebRtcDetector(sampleRate: number, mode = WEBRTC_MOD
   const samples = sampleRate / 100;
   const buffer = m._malloc(samples * 2);
   return {
-    isSpeech(frame) {
+    isSpeech(frame, leaked = false) {
       m.HEAP16.set(frame.subarray(0, samples), buffer >> 1);
       const result = m._fvad_process(instance, buffer, samples);
       if (result < 0) throw new Error('fvad could not process a frame');
-      return result === 1;
+      return result === 1 && !leaked;
     },
     close() {
       m._free(buffer);

@@ -4,6 +4,7 @@
  */
 import { type Decoder, decodePcm } from '../../adapters/decode/ffmpeg.ts';
 import type { ObjectReader } from '../../adapters/storage/storage.ts';
+import { createCrosstalkGate } from '../../adapters/vad/crosstalk.ts';
 import { createDetector, type DetectorKind, FRAME_MS, SpeechTracker } from '../../adapters/vad/detector.ts';
 import type { Interval } from './figures.ts';
 
@@ -31,7 +32,9 @@ export async function findSpeech(
       tracker: new SpeechTracker(FRAME_MS / 1000),
     })),
   );
-  const frame = new Int16Array(frameSamples);
+  const frames = lanes.map(() => new Int16Array(frameSamples));
+  // Two channels are two parties: a frame that is the other's voice leaking in is not its party's speech.
+  const gate = channels === 2 ? createCrosstalkGate(ANALYSIS_SAMPLE_RATE) : undefined;
   let sampleFrames = 0;
   try {
     const pcm = decodePcm(decoder, reader, {
@@ -46,9 +49,12 @@ export async function findSpeech(
     for await (const chunk of pcm) {
       sampleFrames += chunk.length / channels;
       for (let at = 0; at + step <= chunk.length; at += step) {
-        lanes.forEach((lane, c) => {
+        frames.forEach((frame, c) => {
           for (let i = 0; i < frameSamples; i++) frame[i] = chunk[at + i * channels + c] as number;
-          lane.tracker.push(lane.detector.isSpeech(frame));
+        });
+        const leaked = gate ? gate.leaked(frames[0] as Int16Array, frames[1] as Int16Array) : -1;
+        lanes.forEach((lane, c) => {
+          lane.tracker.push(lane.detector.isSpeech(frames[c] as Int16Array, leaked === c));
         });
       }
     }
