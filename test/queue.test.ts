@@ -186,6 +186,25 @@ for (const backend of BACKENDS) {
       assert.equal(await slow.enqueue(db(), { kind: 'test', dedupeKey: 'flaky' }), true);
     });
 
+    it("runs a failed job again at the time its error names (a server's Retry-After), at most 6 h away", async () => {
+      const later = (ms: number) => Object.assign(new Error('busy'), { retryAt: new Date(Date.now() + ms) });
+      for (const [asked, expected] of [
+        [3600_000, 3600_000],
+        [30 * 3600_000, 6 * 3600_000],
+        [-60_000, 0],
+      ] as const) {
+        await queue.enqueue(db(), { kind: 'test' });
+        const [job] = await queue.claim(1);
+        assert.ok(job);
+        await runJob(queue, { test: async () => Promise.reject(later(asked)) }, job, quiet);
+        const waiting = await row(job.id);
+        assert.equal(waiting?.attempts, 1, 'the attempt is spent: a server that always asks again ends it');
+        const due = (waiting?.runAt.getTime() ?? 0) - Date.now();
+        assert.ok(Math.abs(due - expected) < 60_000, `asked ${asked} ms, due in ${due} ms`);
+        await db().delete(jobs);
+      }
+    });
+
     it('claims again a job whose worker lost its lease, and ignores the old worker', async () => {
       const leased = createJobQueue(db(), { leaseSeconds: 1 });
       await leased.enqueue(db(), { kind: 'test' });

@@ -157,7 +157,7 @@ export const EnvSchema = Type.Object({
   /** Seconds one engine request (or one pocketsphinx run over a channel) may take. */
   TRANSCRIBER_TIMEOUT: Integer(1, 24 * 3600, 600),
   /** The largest file one `openai` request carries; longer channels are cut in pauses. */
-  TRANSCRIBER_MAX_BYTES: Integer(65_536, 1024 * 1024 * 1024, 25 * 1024 * 1024),
+  TRANSCRIBER_MAX_BYTES: Integer(65_536, 1024 * 1024 * 1024, 24 * 1024 * 1024),
 });
 
 /** The environment after defaults and conversion. */

@@ -115,7 +115,10 @@ export async function runJob(
       });
     }
     try {
-      const outcome = await queue.fail(job, error, { permanent: error instanceof PermanentJobError });
+      const outcome = await queue.fail(job, error, {
+        permanent: error instanceof PermanentJobError,
+        ...retryAtOf(error),
+      });
       const level = outcome === 'dead' ? 'error' : 'warn';
       log[level]({ ...context, err: error, outcome }, `job failed (${outcome})`);
     } catch (failError) {
@@ -123,6 +126,12 @@ export async function runJob(
       log.error({ ...context, err: failError }, 'could not record a job failure');
     }
   }
+}
+
+/** The time an error names for the next attempt (a `retryAt` Date, as a server's Retry-After gives). */
+function retryAtOf(error: unknown): { retryAt?: Date } {
+  const retryAt = (error as { retryAt?: unknown } | null)?.retryAt;
+  return retryAt instanceof Date && !Number.isNaN(retryAt.getTime()) ? { retryAt } : {};
 }
 
 /** Claims and runs due jobs one by one until none is due; returns how many ran. Tests use it to drain. */

@@ -83,7 +83,11 @@ export interface JobQueue {
    */
   renew(job: Job, leaseSeconds?: number): Promise<boolean>;
   /** Records a failure: retried later with backoff, or dead after the last attempt or when permanent. */
-  fail(job: Job, error: unknown, options?: { permanent?: boolean }): Promise<FailOutcome>;
+  /**
+   * Records a failed attempt: the job runs again after a backoff (or at `retryAt`, when the work's own
+   * server named a time, at most RETRY_AT_MAX_SECONDS away), or is dead.
+   */
+  fail(job: Job, error: unknown, options?: { permanent?: boolean; retryAt?: Date }): Promise<FailOutcome>;
   /**
    * Wakes this process's workers now (call after the transaction that enqueued commits): those that take
    * one of `kinds`, or every worker when the kinds are not given.
@@ -115,6 +119,13 @@ function errorText(error: unknown): string {
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return text.slice(0, MAX_ERROR_LENGTH);
 }
+
+/**
+ * The longest wait a failure's `retryAt` may ask for: a server's Retry-After is honoured (an engine's 429
+ * asking for an hour used up five attempts in 38 s on the backoff), but each such wait still spends an
+ * attempt, so a server that always asks again ends the job within five of them.
+ */
+export const RETRY_AT_MAX_SECONDS = 6 * 3600;
 
 const secondsFromNow = (seconds: number) => sql`now() + make_interval(secs => ${seconds})`;
 
@@ -256,9 +267,15 @@ export function createJobQueue(db: Db, options: QueueOptions = {}): JobQueue {
           .where(mine(job));
         return 'dead';
       }
+      const wait = backoff(job.attempts);
+      const asked = failOptions.retryAt ? (failOptions.retryAt.getTime() - Date.now()) / 1000 : 0;
       await db
         .update(jobs)
-        .set({ lockedUntil: null, lastError: errorText(error), runAt: secondsFromNow(backoff(job.attempts)) })
+        .set({
+          lockedUntil: null,
+          lastError: errorText(error),
+          runAt: secondsFromNow(Math.max(wait, Math.min(asked, RETRY_AT_MAX_SECONDS))),
+        })
         .where(mine(job));
       return 'retry';
     },
