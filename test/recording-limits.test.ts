@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { NoRoomError, requireFreeSpace } from '../src/adapters/work-dir.ts';
+import { callDetailOf, createCallWithRecording } from './helpers/calls.ts';
 import { type Harness, startHarness } from './helpers/harness.ts';
-import { pathOf } from './helpers/media.ts';
 
 describe('a recording longer than RECORDING_MAX_SECONDS', () => {
   let dir: string;
@@ -45,41 +45,20 @@ describe('a recording longer than RECORDING_MAX_SECONDS', () => {
   it('is neither analysed nor transcribed, with a reason, and stays playable', async () => {
     const c = await h.company();
     assert.ok((await stat(longPath)).size < 200_000);
-    const created = await h.request({
-      method: 'POST',
-      url: '/api/v1/call/create',
-      key: c.key,
-      body: {
-        agent_email: c.agent.email,
-        product_id: c.productId,
-        conversation_id: 'long-silence',
+    await createCallWithRecording(
+      h,
+      c,
+      {
+        conversationId: 'long-silence',
         filename: 'long.flac',
-        content_type: 'audio/flac',
+        contentType: 'audio/flac',
         speaker: { separation: 'channels', channel_map: ['agent', 'customer'] },
       },
-    });
-    assert.equal(created.statusCode, 200, created.body);
-    const { upload_url, upload_content_type } = created.json() as {
-      upload_url: string;
-      upload_content_type: string;
-    };
-    const put = await h.app.inject({
-      method: 'PUT',
-      url: pathOf(upload_url),
-      headers: { 'content-type': upload_content_type },
-      payload: await readFile(longPath),
-    });
-    assert.equal(put.statusCode, 200, put.body);
+      await readFile(longPath),
+    );
     await h.runJobs();
     const reader = (await c.addKey(c.admin.id, ['calls:read'])).key;
-    const list = await h.request({
-      method: 'GET',
-      url: '/api/v1/calls?conversation_id=long-silence',
-      key: reader,
-    });
-    const id = (list.json() as { calls: { id: string }[] }).calls[0]?.id;
-    assert.ok(id, list.body);
-    const call = (await h.request({ method: 'GET', url: `/api/v1/calls/${id}`, key: reader })).json();
+    const call = await callDetailOf(h, reader, 'long-silence');
     assert.equal(call.media.status, 'ready');
     assert.equal(call.analysis.status, 'failed');
     assert.match(call.analysis.reason, /longer than 60 s \(RECORDING_MAX_SECONDS\)/);
@@ -87,7 +66,7 @@ describe('a recording longer than RECORDING_MAX_SECONDS', () => {
     assert.match(call.transcription.reason, /longer than 60 s \(RECORDING_MAX_SECONDS\)/);
     const recording = await h.request({
       method: 'GET',
-      url: `/api/v1/calls/${id}/recording?redirect=false`,
+      url: `/api/v1/calls/${call.id}/recording?redirect=false`,
       key: reader,
     });
     assert.equal(recording.statusCode, 200, recording.body);

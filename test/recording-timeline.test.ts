@@ -9,8 +9,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { callDetailOf, createCallWithRecording } from './helpers/calls.ts';
 import { type Harness, startHarness } from './helpers/harness.ts';
-import { pathOf } from './helpers/media.ts';
 
 describe('a video whose sound starts after its picture', () => {
   let dir: string;
@@ -70,39 +70,15 @@ describe('a video whose sound starts after its picture', () => {
 
   it("has its speech where the player has it, on the file's timeline", async () => {
     const c = await h.company();
-    const created = await h.request({
-      method: 'POST',
-      url: '/api/v1/call/create',
-      key: c.key,
-      body: {
-        agent_email: c.agent.email,
-        product_id: c.productId,
-        conversation_id: 'late-sound',
-        filename: 'video.mp4',
-        content_type: 'video/mp4',
-      },
-    });
-    assert.equal(created.statusCode, 200, created.body);
-    const { upload_url, upload_content_type } = created.json() as {
-      upload_url: string;
-      upload_content_type: string;
-    };
-    const put = await h.app.inject({
-      method: 'PUT',
-      url: pathOf(upload_url),
-      headers: { 'content-type': upload_content_type },
-      payload: await readFile(video),
-    });
-    assert.equal(put.statusCode, 200, put.body);
+    await createCallWithRecording(
+      h,
+      c,
+      { conversationId: 'late-sound', filename: 'video.mp4', contentType: 'video/mp4' },
+      await readFile(video),
+    );
     await h.runJobs();
     const reader = (await c.addKey(c.admin.id, ['calls:read'])).key;
-    const list = await h.request({
-      method: 'GET',
-      url: '/api/v1/calls?conversation_id=late-sound',
-      key: reader,
-    });
-    const id = (list.json() as { calls: { id: string }[] }).calls[0]?.id;
-    const call = (await h.request({ method: 'GET', url: `/api/v1/calls/${id}`, key: reader })).json();
+    const call = await callDetailOf(h, reader, 'late-sound');
     assert.equal(call.analysis.status, 'ready', call.analysis.reason);
     const speech = call.analysis.speech as { start: number; stop: number }[];
     assert.equal(speech.length, 1, JSON.stringify(speech));

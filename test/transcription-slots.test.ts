@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createCallWithRecording } from './helpers/calls.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import { type Harness, startHarness } from './helpers/harness.ts';
-import { pathOf } from './helpers/media.ts';
 import {
   type FakeTranscriptionServer,
   startFakeTranscriptionServer,
@@ -72,34 +72,8 @@ describe('transcriptions waiting on a slow engine', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function send(conversationId: string): Promise<string> {
-    const created = await h.request({
-      method: 'POST',
-      url: '/api/v1/call/create',
-      key: c.key,
-      body: {
-        agent_email: c.agent.email,
-        product_id: c.productId,
-        conversation_id: conversationId,
-        filename: 'tone.wav',
-        content_type: 'audio/wav',
-      },
-    });
-    assert.equal(created.statusCode, 200, created.body);
-    const { upload_url, upload_content_type, upload_id } = created.json() as {
-      upload_url: string;
-      upload_content_type: string;
-      upload_id: number;
-    };
-    const put = await h.app.inject({
-      method: 'PUT',
-      url: pathOf(upload_url),
-      headers: { 'content-type': upload_content_type },
-      payload: tone,
-    });
-    assert.equal(put.statusCode, 200, put.body);
-    return String(upload_id);
-  }
+  const send = async (conversationId: string) =>
+    createCallWithRecording(h, c, { conversationId, filename: 'tone.wav', contentType: 'audio/wav' }, tone);
 
   it('do not hold up the verification of a new upload', async () => {
     await send('slow-1');

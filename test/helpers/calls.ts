@@ -68,3 +68,47 @@ export async function footprint(h: Harness, c: TestCompany) {
 
 /** A footprint with nothing in it. */
 export const NOTHING = { conversations: 0, tags: 0, uploads: 0 };
+
+/**
+ * Creates a call through call/create with a recording to upload, and PUTs `bytes` to its signed URL (the
+ * embedded storage, through inject). Answers the upload's id.
+ */
+export async function createCallWithRecording(
+  h: Harness,
+  c: TestCompany,
+  call: { conversationId: string; filename: string; contentType: string; speaker?: Record<string, unknown> },
+  bytes: Buffer,
+): Promise<number> {
+  const created = await post(h, c, '/api/v1/call/create', {
+    agent_email: c.agent.email,
+    product_id: c.productId,
+    conversation_id: call.conversationId,
+    filename: call.filename,
+    content_type: call.contentType,
+    ...(call.speaker ? { speaker: call.speaker } : {}),
+  });
+  if (created.statusCode !== 200)
+    throw new Error(`call/create answered ${created.statusCode}: ${created.body}`);
+  const answer = created.json() as { upload_url: string; upload_content_type: string; upload_id: number };
+  const url = new URL(answer.upload_url);
+  const put = await h.app.inject({
+    method: 'PUT',
+    url: `${url.pathname}${url.search}`,
+    headers: { 'content-type': answer.upload_content_type },
+    payload: bytes,
+  });
+  if (put.statusCode !== 200) throw new Error(`the upload answered ${put.statusCode}: ${put.body}`);
+  return answer.upload_id;
+}
+
+/** A call as GET /api/v1/calls/{id} shows it, found by its conversation_id (with a `calls:read` key). */
+export async function callDetailOf(h: Harness, key: string, conversationId: string) {
+  const list = await h.request({
+    method: 'GET',
+    url: `/api/v1/calls?conversation_id=${encodeURIComponent(conversationId)}`,
+    key,
+  });
+  const id = (list.json() as { calls?: { id: string }[] }).calls?.[0]?.id;
+  if (!id) throw new Error(`no call ${conversationId}: ${list.body}`);
+  return (await h.request({ method: 'GET', url: `/api/v1/calls/${id}`, key })).json();
+}
