@@ -107,7 +107,9 @@ export function createEnergyDetector(_sampleRate: number, tuning: Partial<Energy
       inBlock = 0;
     }
     let windowMin = blockMin;
-    for (const m of blockMinima) windowMin = Math.min(windowMin, m);
+    // Indexed, not for-of: an iterator per frame (100 a second per channel) was garbage enough to take the
+    // analysis of a 120-minute call from 11-13 MB of growth to 39-71 MB (the bound is 64).
+    for (let b = 0; b < BLOCKS; b++) windowMin = Math.min(windowMin, blockMinima[b] as number);
     floor = Math.max(floor, windowMin);
   };
 
