@@ -16,6 +16,27 @@ import { type Harness, startHarness } from './helpers/harness.ts';
 import { freePort } from './helpers/process.ts';
 import { tcpProxy } from './helpers/tcp-proxy.ts';
 
+/** A service whose Redis is reached through a proxy that can pause, with rate limits on; ready to ask. */
+async function behindProxy(env: Record<string, string>) {
+  const port = await freePort();
+  const proxy = tcpProxy(port, 6379);
+  await proxy.open();
+  const h = await startHarness('pglite', {
+    RATE_LIMIT_MAX: '1000',
+    REDIS_URL: `redis://127.0.0.1:${port}`,
+    ...env,
+  });
+  while (h.services.redis?.client.status !== 'ready') await sleep(20);
+  return { h, proxy };
+}
+
+/** Lets the proxy's held bytes go, stops the service, then the proxy. */
+async function closeBoth(h: Harness, proxy: ReturnType<typeof tcpProxy>) {
+  proxy.resume();
+  await h.close();
+  await proxy.cut();
+}
+
 describe('limits while Redis stops answering', {
   skip: !process.env.TEST_DATABASE_URL && 'needs TEST_DATABASE_URL (and Redis on 127.0.0.1:6379)',
 }, () => {
@@ -23,23 +44,12 @@ describe('limits while Redis stops answering', {
   let proxy: ReturnType<typeof tcpProxy>;
   let direct: Redis;
   before(async () => {
-    const port = await freePort();
-    proxy = tcpProxy(port, 6379);
-    await proxy.open();
-    h = await startHarness('pglite', {
-      RATE_LIMIT_MAX: '1000',
-      AUTH_FAILURE_MAX: '3',
-      AUTH_FAILURE_WINDOW: '60',
-      REDIS_URL: `redis://127.0.0.1:${port}`,
-    });
+    ({ h, proxy } = await behindProxy({ AUTH_FAILURE_MAX: '3', AUTH_FAILURE_WINDOW: '60' }));
     direct = new Redis('redis://127.0.0.1:6379');
-    while (h.services.redis?.client.status !== 'ready') await sleep(20);
   });
   after(async () => {
     direct.disconnect();
-    proxy.resume();
-    await h.close();
-    await proxy.cut();
+    await closeBoth(h, proxy);
   });
 
   it('answers at once after the first request finds it silent, leaves no count without an expiry, and counts again once it is back', async () => {
@@ -97,22 +107,10 @@ describe('the rate limiter alone while Redis stops answering', {
   let h: Harness;
   let proxy: ReturnType<typeof tcpProxy>;
   before(async () => {
-    const port = await freePort();
-    proxy = tcpProxy(port, 6379);
-    await proxy.open();
     // No failure counting: only the limiter asks Redis, so only its failures can open the breaker.
-    h = await startHarness('pglite', {
-      RATE_LIMIT_MAX: '1000',
-      AUTH_FAILURE_MAX: '0',
-      REDIS_URL: `redis://127.0.0.1:${port}`,
-    });
-    while (h.services.redis?.client.status !== 'ready') await sleep(20);
+    ({ h, proxy } = await behindProxy({ AUTH_FAILURE_MAX: '0' }));
   });
-  after(async () => {
-    proxy.resume();
-    await h.close();
-    await proxy.cut();
-  });
+  after(() => closeBoth(h, proxy));
 
   it('opens the breaker on its first failed count, so only one request waits', async () => {
     const c = await h.company();
