@@ -14,8 +14,8 @@ import {
   recordAttempt,
   recordDelivered,
   releaseDeliveries,
+  type SendingEndpoint,
   updateEndpoint,
-  type WebhookEndpoint,
 } from '../../adapters/db/repositories/webhooks.ts';
 import { type SendResult, sendWebhook } from '../../adapters/http/webhook-sender.ts';
 import type { JobQueue } from '../../adapters/queue/queue.ts';
@@ -83,7 +83,7 @@ export function enqueueEndpointDeliveries(
   });
 }
 
-function secretsOf(endpoint: WebhookEndpoint): string[] {
+function secretsOf(endpoint: SendingEndpoint): string[] {
   const previous =
     endpoint.previousSecret &&
     endpoint.previousSecretUntil &&
@@ -95,7 +95,7 @@ function secretsOf(endpoint: WebhookEndpoint): string[] {
 
 async function recordFailure(
   deps: DeliveryDeps,
-  endpoint: WebhookEndpoint,
+  endpoint: SendingEndpoint,
   deliveryId: string,
   attempt: DeliveryAttempt,
   retryIn: number | undefined,
@@ -140,7 +140,7 @@ const BATCH_WINDOW_MS = 1000;
 /** Sends one delivery; the attempt as the log keeps it, and whether it was delivered. */
 async function send(
   deps: DeliveryDeps,
-  endpoint: WebhookEndpoint,
+  endpoint: SendingEndpoint,
   delivery: ClaimedDelivery,
 ): Promise<{ record: DeliveryAttempt; ok: boolean }> {
   const { options } = deps;
@@ -166,7 +166,7 @@ async function send(
 /** Records successful attempts; the first success after failures also ends the endpoint's failing state. */
 async function recordSuccesses(
   deps: DeliveryDeps,
-  endpoint: WebhookEndpoint,
+  endpoint: SendingEndpoint,
   delivered: { id: string; attempt: DeliveryAttempt }[],
 ): Promise<void> {
   if (delivered.length === 0) return;
@@ -183,19 +183,34 @@ async function recordSuccesses(
 }
 
 /**
- * Claims a batch of the endpoint's due deliveries and sends them in order, for up to the batch window (at
- * least one); a failed attempt ends the batch, so the endpoint is read again before the next send. What
- * was not sent gets its due time back. False when nothing was due.
+ * Reads the endpoint and claims a batch of its due deliveries (one statement), and sends them in order for
+ * up to the batch window (at least one); a failed attempt ends the batch, so the endpoint is read again
+ * before the next send. What was not sent gets its due time back. 'more' when the endpoint may have more
+ * due: a full batch, one cut short, or a failure. A short batch sent whole took every delivery due at its
+ * claim, and each one committed after it queued this job to run again (rerunIfRunning), so no claim that
+ * would find nothing is made.
  */
-async function sendBatch(deps: DeliveryDeps, endpoint: WebhookEndpoint, deadline: number): Promise<boolean> {
+async function sendBatch(
+  deps: DeliveryDeps,
+  companyId: string,
+  endpointId: string,
+  deadline: number,
+): Promise<'more' | 'done'> {
   const { db, options } = deps;
   // A dead sender's claim ends after this; until then nobody else sends the deliveries.
   const leaseSeconds = Math.ceil((BATCH_WINDOW_MS + options.timeoutMs) / 1000) + LEASE_MARGIN_SECONDS;
-  const claimed = await claimDueDeliveries(db, endpoint.companyId, endpoint.id, leaseSeconds, BATCH_SIZE);
-  if (claimed.length === 0) return false;
+  const claim = await claimDueDeliveries(db, companyId, endpointId, leaseSeconds, BATCH_SIZE);
+  if (!claim) return 'done';
+  const { endpoint, deliveries: claimed } = claim;
+  if (!endpoint.enabled) {
+    await failPendingDeliveries(db, companyId, endpointId);
+    return 'done';
+  }
+  if (claimed.length === 0) return 'done';
   const stopAt = Math.min(deadline, Date.now() + BATCH_WINDOW_MS);
   let delivered: { id: string; attempt: DeliveryAttempt }[] = [];
   let next = 0;
+  let failed = false;
   try {
     while (next < claimed.length && (next === 0 || Date.now() < stopAt)) {
       const delivery = claimed[next++] as ClaimedDelivery;
@@ -204,6 +219,7 @@ async function sendBatch(deps: DeliveryDeps, endpoint: WebhookEndpoint, deadline
         delivered.push({ id: delivery.id, attempt: record });
         continue;
       }
+      failed = true;
       // Successes first: the failing state must follow the attempts' order.
       await recordSuccesses(deps, endpoint, delivered);
       delivered = [];
@@ -213,9 +229,9 @@ async function sendBatch(deps: DeliveryDeps, endpoint: WebhookEndpoint, deadline
     }
   } finally {
     await recordSuccesses(deps, endpoint, delivered);
-    await releaseDeliveries(db, endpoint.companyId, claimed.slice(next));
+    await releaseDeliveries(db, companyId, claimed.slice(next));
   }
-  return true;
+  return failed || next < claimed.length || claimed.length === BATCH_SIZE ? 'more' : 'done';
 }
 
 /** Sends the endpoint's due deliveries in batches, for up to the budget. */
@@ -226,12 +242,6 @@ export async function deliverEndpoint(
 ): Promise<void> {
   const deadline = Date.now() + (deps.options.budgetMs ?? DELIVERY_BUDGET_MS);
   while (Date.now() < deadline) {
-    const endpoint = await findEndpoint(deps.db, companyId, endpointId);
-    if (!endpoint) return;
-    if (!endpoint.enabled) {
-      await failPendingDeliveries(deps.db, companyId, endpointId);
-      return;
-    }
-    if (!(await sendBatch(deps, endpoint, deadline))) return;
+    if ((await sendBatch(deps, companyId, endpointId, deadline)) === 'done') return;
   }
 }

@@ -204,10 +204,28 @@ export interface ClaimedDelivery {
   dueAt: string;
 }
 
+/** What a sender needs of its endpoint, read by the claim. */
+export type SendingEndpoint = Pick<
+  WebhookEndpoint,
+  | 'companyId'
+  | 'id'
+  | 'url'
+  | 'enabled'
+  | 'secret'
+  | 'previousSecret'
+  | 'previousSecretUntil'
+  | 'failingSince'
+>;
+
+/** A timestamp column of a raw row: a Date from node-postgres, text from PGlite's raw rows. */
+const dateOrNull = (value: unknown): Date | null =>
+  value === null || value === undefined ? null : value instanceof Date ? value : new Date(String(value));
+
 /**
- * Takes up to `limit` of the endpoint's due deliveries, oldest due first, and moves their due time
- * `leaseSeconds` ahead, so that no other worker sends them meanwhile; a worker that dies leaves them due
- * again when the lease ends.
+ * Reads the endpoint and, when it is enabled, takes up to `limit` of its due deliveries, oldest due first,
+ * moving their due time `leaseSeconds` ahead, so that no other worker sends them meanwhile (a worker that
+ * dies leaves them due again when the lease ends). One statement: the endpoint is read at the claim, as a
+ * read before it would, without a round trip of its own. Undefined when the endpoint does not exist.
  */
 export async function claimDueDeliveries(
   db: Db,
@@ -215,32 +233,57 @@ export async function claimDueDeliveries(
   endpointId: string,
   leaseSeconds: number,
   limit: number,
-): Promise<ClaimedDelivery[]> {
+): Promise<{ endpoint: SendingEndpoint; deliveries: ClaimedDelivery[] } | undefined> {
   const result = await db.execute(sql`
-    with locked as (
+    with ep as (
+      select company_id, id, url, enabled, secret, previous_secret, previous_secret_until, failing_since
+        from webhook_endpoints where company_id = ${companyId} and id = ${endpointId}
+    ),
+    locked as (
       select id, next_attempt_at, created_at
         from webhook_deliveries
         where company_id = ${companyId} and endpoint_id = ${endpointId} and status = 'pending'
-          and next_attempt_at <= now()
+          and next_attempt_at <= now() and exists (select 1 from ep where ep.enabled)
         order by next_attempt_at, created_at
         limit ${limit}
         for update skip locked
     ),
     -- Numbered apart from the lock: PostgreSQL refuses FOR UPDATE beside a window function.
-    due as (select id, next_attempt_at, row_number() over (order by next_attempt_at, created_at) as n from locked)
-    update webhook_deliveries d set next_attempt_at = now() + make_interval(secs => ${leaseSeconds})
-      from due
-      where d.company_id = ${companyId} and d.id = due.id
-      returning d.id, d.event_id, d.payload, d.round_attempts, due.next_attempt_at::text as due_at, due.n`);
-  return rowsOf(result)
+    due as (select id, next_attempt_at, row_number() over (order by next_attempt_at, created_at) as n from locked),
+    claimed as (
+      update webhook_deliveries d set next_attempt_at = now() + make_interval(secs => ${leaseSeconds})
+        from due
+        where d.company_id = ${companyId} and d.id = due.id
+        returning d.id, d.event_id, d.payload, d.round_attempts, due.next_attempt_at::text as due_at, due.n
+    )
+    select ep.company_id::text as endpoint_company_id, ep.id::text as endpoint_id, ep.url, ep.enabled,
+        ep.secret, ep.previous_secret, ep.previous_secret_until, ep.failing_since,
+        c.id::text as delivery_id, c.event_id, c.payload, c.round_attempts, c.due_at, c.n
+      from ep left join claimed c on true`);
+  const rows = rowsOf(result);
+  const first = rows[0];
+  if (!first) return undefined;
+  const endpoint: SendingEndpoint = {
+    companyId: String(first.endpoint_company_id),
+    id: String(first.endpoint_id),
+    url: String(first.url),
+    enabled: first.enabled === true,
+    secret: String(first.secret),
+    previousSecret: (first.previous_secret as string | null) ?? null,
+    previousSecretUntil: dateOrNull(first.previous_secret_until),
+    failingSince: dateOrNull(first.failing_since),
+  };
+  const deliveries = rows
+    .filter((row) => row.delivery_id !== null && row.delivery_id !== undefined)
     .sort((a, b) => Number(a.n) - Number(b.n))
     .map((row) => ({
-      id: String(row.id),
+      id: String(row.delivery_id),
       eventId: String(row.event_id),
       payload: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
       roundAttempts: Number(row.round_attempts),
       dueAt: String(row.due_at),
     }));
+  return { endpoint, deliveries };
 }
 
 /** Gives claimed deliveries that were not sent their due time back, so they are next again. */
