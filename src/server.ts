@@ -4,7 +4,7 @@ import { lookup } from 'node:dns/promises';
 import type { FastifyInstance } from 'fastify';
 import { createLruCache } from './adapters/cache/lru.ts';
 import { type Database, openDatabase } from './adapters/db/database.ts';
-import { pendingDeliveryStats } from './adapters/db/repositories/webhooks.ts';
+import { pendingDeliveryStats } from './adapters/db/repositories/webhook-deliveries.ts';
 import { createChangeNotifier } from './adapters/notify/factory.ts';
 import { createJobQueue, queueDepth } from './adapters/queue/queue.ts';
 import { openSharedRedis } from './adapters/redis/shared-redis.ts';

@@ -19,6 +19,16 @@ export function rowsOf<Row = Record<string, unknown>>(result: unknown): Row[] {
   return (result as { rows: Row[] }).rows;
 }
 
+/** A timestamp column of a raw row: a Date where the driver parsed it, its text where it did not. */
+export function rowDate(value: unknown): Date {
+  return value instanceof Date ? value : new Date(String(value));
+}
+
+/** `rowDate`, or null for a null column. */
+export function rowDateOrNull(value: unknown): Date | null {
+  return value === null || value === undefined ? null : rowDate(value);
+}
+
 /** Declares a statement; `name` must be unique among the service's prepared statements. */
 export function prepared(name: string, text: string): PreparedStatement {
   return { name: `cqs_${name}`, text };

@@ -7,7 +7,7 @@ import {
   listDeliveries,
   restartDelivery,
   type WebhookDelivery,
-} from '../../adapters/db/repositories/webhooks.ts';
+} from '../../adapters/db/repositories/webhook-deliveries.ts';
 import type { JobQueue } from '../../adapters/queue/queue.ts';
 import type { Principal } from '../access/principal.ts';
 import { NotFoundError } from '../errors.ts';

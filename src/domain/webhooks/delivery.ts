@@ -10,13 +10,12 @@ import {
   claimDueDeliveries,
   type DeliveryAttempt,
   failPendingDeliveries,
-  findEndpoint,
   recordAttempt,
   recordDelivered,
   releaseDeliveries,
   type SendingEndpoint,
-  updateEndpoint,
-} from '../../adapters/db/repositories/webhooks.ts';
+} from '../../adapters/db/repositories/webhook-deliveries.ts';
+import { findEndpoint, updateEndpoint } from '../../adapters/db/repositories/webhooks.ts';
 import { type SendResult, sendWebhook } from '../../adapters/http/webhook-sender.ts';
 import type { JobQueue } from '../../adapters/queue/queue.ts';
 import { recordEvent } from '../events/record.ts';

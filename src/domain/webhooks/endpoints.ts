@@ -1,10 +1,10 @@
 /** Managing webhook endpoints (decision 27): create, list, show, change, delete, rotate the secret. */
 import ipaddr from 'ipaddr.js';
 import type { Db } from '../../adapters/db/database.ts';
+import { failPendingDeliveries } from '../../adapters/db/repositories/webhook-deliveries.ts';
 import {
   countEndpointsLocked,
   deleteEndpoint,
-  failPendingDeliveries,
   findEndpoint,
   insertEndpoint,
   listEndpoints,

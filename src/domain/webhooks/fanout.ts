@@ -5,13 +5,13 @@
  */
 import type { Db } from '../../adapters/db/database.ts';
 import { listEvents } from '../../adapters/db/repositories/events.ts';
+import { listEndpointsWithDueDeliveries } from '../../adapters/db/repositories/webhook-deliveries.ts';
 import {
   fanOutDeliveries,
   lockDispatchPosition,
   saveDispatchPosition,
   skipEventsWithoutEndpoints,
 } from '../../adapters/db/repositories/webhook-fanout.ts';
-import { listEndpointsWithDueDeliveries } from '../../adapters/db/repositories/webhooks.ts';
 import type { JobQueue } from '../../adapters/queue/queue.ts';
 import { toEventView } from '../events/feed.ts';
 import { enqueueEndpointDeliveries, WEBHOOK_DELIVER_JOB } from './delivery.ts';

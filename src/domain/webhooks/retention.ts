@@ -4,7 +4,7 @@
  * to every endpoint, grew for ever, and kept the ids of erased calls in its copies.
  */
 import type { Db } from '../../adapters/db/database.ts';
-import { purgeOldDeliveries } from '../../adapters/db/repositories/webhooks.ts';
+import { purgeOldDeliveries } from '../../adapters/db/repositories/webhook-deliveries.ts';
 import { deleteInBatches } from '../batches.ts';
 
 /** The periodic task's name. */

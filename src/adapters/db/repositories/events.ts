@@ -6,7 +6,7 @@
  */
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
-import { rowsOf } from '../prepared.ts';
+import { rowDate, rowsOf } from '../prepared.ts';
 import { conversations, eventPurges, events, users } from '../schema.ts';
 
 /** An event to write. */
@@ -118,7 +118,7 @@ export async function listEvents(
       id: String(r.id),
       type: String(r.type),
       data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown>,
-      createdAt: r.created_at instanceof Date ? r.created_at : new Date(String(r.created_at)),
+      createdAt: rowDate(r.created_at),
       txid: String(r.position_txid),
       seq: Number(r.position_seq),
     }));
