@@ -10,13 +10,11 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { quantile, runLoad } from './lib/load.ts';
-import { createRequest } from './lib/payloads.ts';
 import { createScratchDatabase } from './lib/postgres.ts';
 import { startBenchService } from './lib/service.ts';
 import { startReceiver } from './lib/webhook-receiver.ts';
-import { CREATE_PATH } from './scenarios/create.ts';
+import { addEndpoint, createSpec, openProbe, settle } from './scenarios/webhooks.ts';
 
 const [endpoints = 1, rate = 300, seconds = 10] = process.argv.slice(2).map(Number);
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -56,43 +54,18 @@ const service = await startBenchService({
   databaseUrl: db.url,
   env: { WEBHOOK_ALLOW_PRIVATE: 'true' },
 });
-const probe = new pg.Client({ connectionString: db.url });
-await probe.connect();
+const probe = await openProbe(db);
 try {
-  for (let i = 0; i < endpoints; i++) {
-    const res = await fetch(`${service.url}/api/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${service.eventsKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: `${receiver.url}/${i}` }),
-    });
-    if (res.status !== 201) throw new Error(`POST /api/v1/webhooks answered ${res.status}`);
-  }
-  const spec = {
-    url: service.url,
-    path: CREATE_PATH,
-    method: 'POST' as const,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${service.callsKey}` },
-    request: createRequest(service.agentEmail, service.productId),
-    connections: 10,
-    warmupS: 0,
-    overallRate: rate,
-  };
+  for (let i = 0; i < endpoints; i++) await addEndpoint(service, `${receiver.url}/${i}`);
+  const spec = { ...createSpec(service), connections: 10, warmupS: 0, overallRate: rate };
   await runLoad({ ...spec, durationS: 3 });
   await sleep(3000);
   const { from } = await receiver.reset();
   const receiverPid = receiver.child.pid ?? 0;
   const before = [cpuSeconds(service.pid), databaseCpuSeconds(db.name), cpuSeconds(receiverPid)];
   const load = await runLoad({ ...spec, durationS: seconds });
-  for (;;) {
-    await sleep(100);
-    const { rows } = await probe.query(
-      `select (select count(*) from events where created_at >= $1)::int as events,
-              (select count(*) from jobs where attempts < max_attempts)::int as jobs`,
-      [new Date(from)],
-    );
-    const { delivered } = await receiver.stats();
-    if (rows[0].jobs === 0 && delivered >= endpoints * rows[0].events) break;
-  }
+  const settled = await settle(probe, endpoints > 0 ? receiver : undefined, endpoints, from, 120_000, 100);
+  if (settled.detail) throw new Error(settled.detail);
   const [service_ms, postgres_ms, receiver_ms] = [
     cpuSeconds(service.pid),
     databaseCpuSeconds(db.name),
@@ -114,7 +87,7 @@ try {
     }),
   );
 } finally {
-  await probe.end();
+  await probe.close();
   await service.stop();
   await receiver.stop();
   await db.drop();

@@ -59,7 +59,7 @@ const SLICE_DRAIN_MS = 60_000;
 const SLICE_POLL_MS = 25;
 
 /** A connection to a scenario database that reads what is still to be done there. */
-interface Probe {
+export interface Probe {
   /**
    * Events written from `from` (ms) on, of every type (the endpoints subscribe to all: a create with a
    * transcript also writes analysis.ready once its analysis ran); analysis jobs still to run (each writes
@@ -70,7 +70,7 @@ interface Probe {
   close(): Promise<void>;
 }
 
-async function openProbe(db: ScratchDatabase): Promise<Probe> {
+export async function openProbe(db: ScratchDatabase): Promise<Probe> {
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   return {
@@ -104,7 +104,7 @@ interface Settled {
  * still in flight when the load stopped, or an analysis that ended between two counts, writes one more
  * event); or until `boundMs` pass.
  */
-async function settle(
+export async function settle(
   probe: Probe,
   receiver: Receiver | undefined,
   endpoints: number,
@@ -136,7 +136,8 @@ async function settle(
   }
 }
 
-async function addEndpoint(service: BenchService, url: string) {
+/** Subscribes an endpoint of `url` to every type. */
+export async function addEndpoint(service: BenchService, url: string) {
   const res = await fetch(`${service.url}/api/v1/webhooks`, {
     method: 'POST',
     headers: { authorization: `Bearer ${service.eventsKey}`, 'content-type': 'application/json' },
@@ -146,7 +147,8 @@ async function addEndpoint(service: BenchService, url: string) {
     throw new Error(`POST /api/v1/webhooks answered ${res.status}: ${await res.text()}`);
 }
 
-function createSpec(service: BenchService): PhaseSpec {
+/** The create scenario's request against `service`. */
+export function createSpec(service: BenchService): PhaseSpec {
   return {
     url: service.url,
     path: CREATE_PATH,
