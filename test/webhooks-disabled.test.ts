@@ -1,0 +1,75 @@
+/**
+ * "A disabled endpoint gets nothing" (decision 27) at the sender: a delivery put back to pending on a
+ * disabled endpoint (a redeliver) reaches the delivery job, whose claim reads the endpoint with the
+ * deliveries (src/adapters/db/repositories/webhook-deliveries.ts) and, finding it disabled, sends nothing
+ * and marks it failed.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { post } from './helpers/calls.ts';
+import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
+import { type Receiver, startReceiver } from './helpers/receiver.ts';
+
+for (const backend of BACKENDS) {
+  describe(`webhook sender and a disabled endpoint (${backend})`, () => {
+    let h: Harness;
+    let r: Receiver | undefined;
+    before(async () => {
+      h = await startHarness(
+        backend,
+        { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_INTERVAL: '100', WORKER_POLL_INTERVAL: '50' },
+        { worker: true },
+      );
+    });
+    after(async () => {
+      await r?.close();
+      await h.close();
+    });
+
+    it('sends nothing to it, even a delivery redelivered after it was disabled, and marks that failed', async () => {
+      const c = await h.company();
+      const key = (await c.addKey(c.admin.id, ['webhooks', 'events:read'])).key;
+      const receiver = await startReceiver();
+      r = receiver;
+      const created = await h.request({
+        method: 'POST',
+        url: '/api/v1/webhooks',
+        key,
+        body: { url: receiver.url, types: ['call.created'] },
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const endpointId = (created.json() as { id: string }).id;
+      const res = await post(h, c, '/api/v1/call/create', {
+        agent_email: c.agent.email,
+        product_id: c.productId,
+        conversation_id: 'disabled-0',
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      await receiver.waitFor((got) => got.length >= 1, 15_000);
+      const deliveriesOf = async () =>
+        (await h.request({ method: 'GET', url: `/api/v1/webhooks/${endpointId}/deliveries`, key })).json()
+          .deliveries as { id: string; status: string }[];
+      const [delivery] = await deliveriesOf();
+      assert.equal(delivery?.status, 'delivered');
+      const patched = await h.request({
+        method: 'PATCH',
+        url: `/api/v1/webhooks/${endpointId}`,
+        key,
+        body: { enabled: false },
+      });
+      assert.equal(patched.statusCode, 200, patched.body);
+      const redelivered = await h.request({
+        method: 'POST',
+        url: `/api/v1/webhooks/${endpointId}/deliveries/${delivery?.id}/redeliver`,
+        key,
+      });
+      assert.equal(redelivered.statusCode, 202, redelivered.body);
+      const deadline = Date.now() + 15_000;
+      while ((await deliveriesOf())[0]?.status !== 'failed') {
+        assert.ok(Date.now() < deadline, 'the redelivered delivery was not marked failed');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.equal(receiver.received.length, 1, 'the disabled endpoint got nothing more');
+    });
+  });
+}
