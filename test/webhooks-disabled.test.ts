@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { post } from './helpers/calls.ts';
+import { createCall } from './helpers/calls.ts';
+import { addWebhookEndpoint } from './helpers/events.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
 
@@ -28,23 +29,13 @@ for (const backend of BACKENDS) {
 
     it('sends nothing to it, even a delivery redelivered after it was disabled, and marks that failed', async () => {
       const c = await h.company();
-      const key = (await c.addKey(c.admin.id, ['webhooks', 'events:read'])).key;
       const receiver = await startReceiver();
       r = receiver;
-      const created = await h.request({
-        method: 'POST',
-        url: '/api/v1/webhooks',
-        key,
-        body: { url: receiver.url, types: ['call.created'] },
+      const { id: endpointId, key } = await addWebhookEndpoint(h, c, {
+        url: receiver.url,
+        types: ['call.created'],
       });
-      assert.equal(created.statusCode, 201, created.body);
-      const endpointId = (created.json() as { id: string }).id;
-      const res = await post(h, c, '/api/v1/call/create', {
-        agent_email: c.agent.email,
-        product_id: c.productId,
-        conversation_id: 'disabled-0',
-      });
-      assert.equal(res.statusCode, 200, res.body);
+      await createCall(h, c, 'disabled-0');
       await receiver.waitFor((got) => got.length >= 1, 15_000);
       const deliveriesOf = async () =>
         (await h.request({ method: 'GET', url: `/api/v1/webhooks/${endpointId}/deliveries`, key })).json()

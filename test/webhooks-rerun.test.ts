@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { post } from './helpers/calls.ts';
+import { createCall } from './helpers/calls.ts';
+import { addWebhookEndpoint } from './helpers/events.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
 
@@ -33,7 +34,6 @@ for (const backend of BACKENDS) {
 
     it('sends what was fanned out during a send right after it, without waiting for the poll', async () => {
       const c = await h.company();
-      const key = (await c.addKey(c.admin.id, ['webhooks', 'events:read'])).key;
       const receiver = await startReceiver();
       r = receiver;
       let releaseFirst: () => void = () => {};
@@ -41,26 +41,14 @@ for (const backend of BACKENDS) {
         if (index === 0) releaseFirst = () => res.writeHead(204).end();
         else res.writeHead(204).end();
       };
-      const created = await h.request({
-        method: 'POST',
-        url: '/api/v1/webhooks',
-        key,
-        body: { url: receiver.url, types: ['call.created'] },
+      const { id: endpointId, key } = await addWebhookEndpoint(h, c, {
+        url: receiver.url,
+        types: ['call.created'],
       });
-      assert.equal(created.statusCode, 201, created.body);
-      const endpointId = (created.json() as { id: string }).id;
-      const createCall = async (conversationId: string) => {
-        const res = await post(h, c, '/api/v1/call/create', {
-          agent_email: c.agent.email,
-          product_id: c.productId,
-          conversation_id: conversationId,
-        });
-        assert.equal(res.statusCode, 200, res.body);
-      };
-      await createCall('rerun-0');
+      await createCall(h, c, 'rerun-0');
       // The job claimed a batch of one and is waiting for its answer.
       await receiver.waitFor((got) => got.length >= 1, 15_000);
-      for (let i = 1; i <= 3; i++) await createCall(`rerun-${i}`);
+      for (let i = 1; i <= 3; i++) await createCall(h, c, `rerun-${i}`);
       const deadline = Date.now() + 15_000;
       for (;;) {
         const res = await h.request({ method: 'GET', url: `/api/v1/webhooks/${endpointId}/deliveries`, key });

@@ -16,6 +16,16 @@ export function post(
   return h.request({ method: 'POST', url, key, body });
 }
 
+/** Creates a call of the company's agent and product through call/create (no transcript, no recording). */
+export async function createCall(h: Harness, c: TestCompany, conversationId: string): Promise<void> {
+  const res = await post(h, c, '/api/v1/call/create', {
+    agent_email: c.agent.email,
+    product_id: c.productId,
+    conversation_id: conversationId,
+  });
+  if (res.statusCode !== 200) throw new Error(`call/create answered ${res.statusCode}: ${res.body}`);
+}
+
 /** The company's conversations, oldest first. */
 export async function conversationsOf(h: Harness, c: TestCompany) {
   return h.services.database.db
