@@ -16,24 +16,27 @@ export function conversationNotFoundError(conversationId: string, agentEmail: st
   );
 }
 
+/** The error of a conversation_id that names no call of the company. */
+export function conversationIdNotFoundError(conversationId: string): NotFoundError {
+  return new NotFoundError(`conversation ${JSON.stringify(conversationId)} not found`);
+}
+
 /**
  * The one conversation of the company with this conversation_id, of the agent given or of any agent:
  * NotFoundError when there is none, ConflictError when several agents have one (`hint` says how to choose).
- * With `lock`, locked until the transaction ends, as start and stop lock it.
  */
 export async function findConversationByClientId(
   db: Db,
   companyId: string,
   conversationId: string,
-  options: { agentUserId?: string | undefined; hint: string; lock?: boolean },
+  options: { agentUserId?: string | undefined; hint: string },
 ): Promise<Conversation> {
   const rows = await findConversationsByConversationId(db, companyId, conversationId, {
     agentUserId: options.agentUserId,
     limit: 2,
-    lock: options.lock,
   });
   const [only] = rows;
-  if (!only) throw new NotFoundError(`conversation ${JSON.stringify(conversationId)} not found`);
+  if (!only) throw conversationIdNotFoundError(conversationId);
   if (rows.length > 1) {
     throw new ConflictError(
       `conversation_id ${JSON.stringify(conversationId)} is ambiguous: more than one agent has a ` +

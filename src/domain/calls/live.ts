@@ -3,36 +3,38 @@
  * by conversation_id alone, within the caller's company.
  */
 import type { Db } from '../../adapters/db/database.ts';
-import { touchConversation } from '../../adapters/db/repositories/conversations.ts';
-import { type TagValue, upsertTags } from '../../adapters/db/repositories/tags.ts';
+import { writeTagsOfCall } from '../../adapters/db/repositories/call-writes.ts';
+import type { TagValue } from '../../adapters/db/repositories/tags.ts';
 import type { Principal } from '../access/principal.ts';
 import { ValidationError } from '../errors.ts';
-import { callRef, recordEvent } from '../events/record.ts';
-import { findConversationByClientId } from './conversations.ts';
+import { conversationIdNotFoundError, findConversationByClientId } from './conversations.ts';
 
 /** The tag key `{"closed": …}` of data/sale is stored under. */
 export const SALE_CLOSED_TAG = 'sale_closed';
 /** The tag key `{"account_id": …}` of data/customer is stored under. */
 export const CUSTOMER_ACCOUNT_TAG = 'customer_account_id';
 
+/**
+ * Finds the one call with this conversation_id, then writes the tag as POST /calls/{id}/tags does: one
+ * statement that locks the call, stores the tag, moves its updated_at and writes `call.updated` with the
+ * state read under that lock (so a stop committed meanwhile is not told as the tag's state). A call erased
+ * between the two is not found.
+ */
 async function storeLiveTag(
   db: Db,
   principal: Principal,
   conversationId: string,
   tag: TagValue,
 ): Promise<void> {
-  await db.transaction(async (tx) => {
-    // Locked: the event's state is the one the tag was stored on, not one a stop committed meanwhile.
-    const conversation = await findConversationByClientId(tx, principal.companyId, conversationId, {
-      hint: 'use call/add_tags with agent_email',
-      lock: true,
-    });
-    await upsertTags(tx, principal.companyId, conversation.id, [tag]);
-    // Its tags are part of the call (decision 27): updated_at moves, as with add_tags (migration 0031).
-    await touchConversation(tx, principal.companyId, conversation.id);
-    const ref = await callRef(tx, principal.companyId, conversation.id);
-    await recordEvent(tx, principal.companyId, 'call.updated', { ...ref, state: conversation.state });
+  const conversation = await findConversationByClientId(db, principal.companyId, conversationId, {
+    hint: 'use call/add_tags with agent_email',
   });
+  const written = await writeTagsOfCall(db, principal.companyId, {
+    callUuid: conversation.id,
+    agentUserId: undefined,
+    tags: [tag],
+  });
+  if (!written) throw conversationIdNotFoundError(conversationId);
 }
 
 /** data/sale: stores whether the sale was closed as the boolean tag sale_closed. */

@@ -1,5 +1,5 @@
 /** Conversations (calls), unique by (company, agent user, conversation_id). Every query is filtered by company. */
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db } from '../database.ts';
 import { conversations } from '../schema.ts';
 
@@ -25,9 +25,9 @@ export async function findConversationsByConversationId(
   db: Db,
   companyId: string,
   conversationId: string,
-  options: { agentUserId?: string | undefined; limit: number; lock?: boolean },
+  options: { agentUserId?: string | undefined; limit: number },
 ): Promise<Conversation[]> {
-  const query = db
+  return db
     .select()
     .from(conversations)
     .where(
@@ -38,8 +38,6 @@ export async function findConversationsByConversationId(
       ),
     )
     .limit(options.limit);
-  // As start and stop lock it (migration 0014): a write made under this lock sees the call's current state.
-  return options.lock ? query.for('no key update') : query;
 }
 
 /** The conversation with this id (the call's `id`), or undefined. */
@@ -53,12 +51,4 @@ export async function findConversationByUuid(
     .from(conversations)
     .where(and(eq(conversations.companyId, companyId), eq(conversations.id, id)));
   return row;
-}
-
-/** Marks the conversation changed now (its `updated_at`), for a change stored in another table (its tags). */
-export async function touchConversation(db: Db, companyId: string, id: string): Promise<void> {
-  await db
-    .update(conversations)
-    .set({ updatedAt: sql`now()` })
-    .where(and(eq(conversations.companyId, companyId), eq(conversations.id, id)));
 }

@@ -1,7 +1,7 @@
-/** Tags of conversations. Every query is filtered by company. */
-import { sql } from 'drizzle-orm';
-import type { Db } from '../database.ts';
-import { conversationTags } from '../schema.ts';
+/**
+ * Tags of conversations as the writes take them: checked, and sorted. The writes themselves are the database
+ * functions call-writes.ts calls (cqs_write_tags, migration 0032).
+ */
 
 /** A checked tag: the JSON type of `value` agrees with `type`. */
 export interface TagValue {
@@ -16,28 +16,4 @@ export interface TagValue {
  */
 export function inKeyOrder(tags: readonly TagValue[]): TagValue[] {
   return [...tags].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-}
-
-/** Inserts the tags, replacing the value and type of keys the conversation has already (one value per key). */
-export async function upsertTags(
-  db: Db,
-  companyId: string,
-  conversationUuid: string,
-  tags: readonly TagValue[],
-): Promise<void> {
-  if (tags.length === 0) return;
-  const rows = inKeyOrder(tags).map((t) => ({
-    companyId,
-    conversationUuid,
-    key: t.key,
-    type: t.type,
-    value: t.value,
-  }));
-  await db
-    .insert(conversationTags)
-    .values(rows)
-    .onConflictDoUpdate({
-      target: [conversationTags.companyId, conversationTags.conversationUuid, conversationTags.key],
-      set: { type: sql`excluded.type`, value: sql`excluded.value`, updatedAt: sql`now()` },
-    });
 }
