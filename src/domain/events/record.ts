@@ -16,15 +16,6 @@ export async function recordEvent(
   await insertEvents(tx, companyId, [{ type, data }]);
 }
 
-/** Writes several events of the company in `tx` with one statement. */
-export async function recordEvents(
-  tx: Db,
-  companyId: string,
-  list: readonly { type: EventType; data: EventData }[],
-): Promise<void> {
-  await insertEvents(tx, companyId, list);
-}
-
 /** The ids every event about a call carries (decision 21): `call_id`, `conversation_id`, `agent_email`. */
 export async function callRef(tx: Db, companyId: string, conversationUuid: string): Promise<CallRef> {
   const ref = (await findCallRefs(tx, companyId, [conversationUuid])).get(conversationUuid);

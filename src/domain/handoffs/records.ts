@@ -1,7 +1,8 @@
 /**
  * Call-handoff records, the writer side (decision 18): create, merge, finalize. Each write is one
- * statement that goes through the database's guard trigger, so "final means immutable" holds whoever
- * writes; a write to a final record fails there with CQ409, which the adapters turn into a ConflictError.
+ * statement, which writes its event too (decision 27), and goes through the database's guard trigger, so
+ * "final means immutable" holds whoever writes; a write to a final record fails there with CQ409, which
+ * the adapters turn into a ConflictError.
  */
 import type { Db } from '../../adapters/db/database.ts';
 import {
@@ -15,8 +16,6 @@ import {
 } from '../../adapters/db/repositories/call-handoffs.ts';
 import type { Principal } from '../access/principal.ts';
 import { NotFoundError } from '../errors.ts';
-import { callRefs, recordEvents } from '../events/record.ts';
-import type { EventType } from '../events/types.ts';
 import { resolveHandoffConversation } from './conversation.ts';
 import type { FinalRecordCache } from './final-cache.ts';
 
@@ -58,28 +57,6 @@ export function toHandoff(row: HandoffRow): Handoff {
   };
 }
 
-/**
- * Writes one event per record changed, in `tx`: `handoff_id`, `final`, and the call's ids when the record
- * is linked to a call.
- */
-async function recordHandoffEvents(
-  tx: Db,
-  companyId: string,
-  type: EventType,
-  rows: readonly { id: string; conversationUuid: string | null; final: boolean }[],
-): Promise<void> {
-  const linked = rows.flatMap((r) => (r.conversationUuid ? [r.conversationUuid] : []));
-  const refs = await callRefs(tx, companyId, linked);
-  await recordEvents(
-    tx,
-    companyId,
-    rows.map((r) => {
-      const ref = r.conversationUuid ? refs.get(r.conversationUuid) : undefined;
-      return { type, data: { handoff_id: r.id, ...ref, final: r.final } };
-    }),
-  );
-}
-
 /** The cache of records this process reads, told of its own writes at once (see `final-cache.ts`). */
 export type RecordForgetter = Pick<FinalRecordCache, 'forget'>;
 
@@ -93,15 +70,13 @@ export async function createHandoff(
   principal: Principal,
   input: CreateHandoffInput,
 ): Promise<Handoff> {
-  return db.transaction(async (tx) => {
-    const conversationUuid = await resolveHandoffConversation(tx, principal, input);
-    const row = await insertHandoff(tx, principal.companyId, {
-      metadata: input.metadata ?? {},
-      conversationUuid,
-    });
-    await recordHandoffEvents(tx, principal.companyId, 'handoff.created', [row]);
-    return toHandoff(row);
+  // A call erased between the look-up and the insert fails the insert's foreign key: a NotFoundError.
+  const conversationUuid = await resolveHandoffConversation(db, principal, input);
+  const row = await insertHandoff(db, principal.companyId, {
+    metadata: input.metadata ?? {},
+    conversationUuid,
   });
+  return toHandoff(row);
 }
 
 /** Merges top-level keys into a partial record's metadata (null removes a key); every call is a change. */
@@ -112,12 +87,9 @@ export async function mergeHandoff(
   metadata: MetadataPatch,
   cache?: RecordForgetter,
 ): Promise<Handoff> {
-  const handoff = await db.transaction(async (tx) => {
-    const row = await mergeHandoffMetadata(tx, principal.companyId, id, metadata);
-    if (!row) throw notFound(id);
-    await recordHandoffEvents(tx, principal.companyId, 'handoff.updated', [row]);
-    return toHandoff(row);
-  });
+  const row = await mergeHandoffMetadata(db, principal.companyId, id, metadata);
+  if (!row) throw notFound(id);
+  const handoff = toHandoff(row);
   cache?.forget(`${principal.companyId}:${handoff.view.handoff_id}`);
   return handoff;
 }
@@ -135,11 +107,7 @@ export async function finalizeHandoffRecord(
   cache?: RecordForgetter,
 ): Promise<Handoff> {
   const patch = metadata && Object.keys(metadata).length > 0 ? metadata : undefined;
-  const row = await db.transaction(async (tx) => {
-    const changed = await finalizeHandoff(tx, principal.companyId, id, patch);
-    if (changed) await recordHandoffEvents(tx, principal.companyId, 'handoff.finalized', [changed]);
-    return changed;
-  });
+  const row = await finalizeHandoff(db, principal.companyId, id, patch);
   if (row) {
     const handoff = toHandoff(row);
     cache?.forget(`${principal.companyId}:${handoff.view.handoff_id}`);
@@ -164,20 +132,7 @@ const STALE_BATCH = 500;
 export async function finalizeStaleHandoffRecords(db: Db, staleAfterSeconds: number): Promise<number> {
   let total = 0;
   for (;;) {
-    const count = await db.transaction(async (tx) => {
-      const rows = await finalizeStaleHandoffs(tx, staleAfterSeconds, STALE_BATCH);
-      const byCompany = new Map<string, typeof rows>();
-      for (const r of rows) byCompany.set(r.companyId, [...(byCompany.get(r.companyId) ?? []), r]);
-      for (const [companyId, list] of byCompany) {
-        await recordHandoffEvents(
-          tx,
-          companyId,
-          'handoff.finalized',
-          list.map((r) => ({ ...r, final: true })),
-        );
-      }
-      return rows.length;
-    });
+    const count = (await finalizeStaleHandoffs(db, staleAfterSeconds, STALE_BATCH)).length;
     total += count;
     if (count < STALE_BATCH) return total;
   }

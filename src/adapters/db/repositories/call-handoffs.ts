@@ -1,14 +1,17 @@
 /**
  * Call-handoff records. Every query is filtered by company, except the service-wide stale sweep. Writes
- * are single UPDATE statements whose new metadata is computed from the row's current value inside the
+ * are single statements whose new metadata is computed from the row's current value inside the
  * statement, so concurrent writers queue on the row lock and none loses another's keys; the
- * `call_handoffs_guard` trigger (migration 0001) refuses any change to a final record with CQ409.
+ * `call_handoffs_guard` trigger (migration 0001) refuses any change to a final record with CQ409. Each
+ * write also writes its event (decision 27) in that statement: `handoff.created` for an insert,
+ * `handoff.updated` for a merge, `handoff.finalized` for a finalize; one round trip, no transaction.
  */
 import { and, eq, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../database.ts';
 import { rowsOf } from '../prepared.ts';
 import { callHandoffs } from '../schema.ts';
+import { callRefJson } from './events.ts';
 
 /** A record as the repository returns it; times are ISO 8601 strings in UTC with microseconds. */
 export interface HandoffRow {
@@ -30,7 +33,7 @@ export type MetadataPatch = Record<string, unknown>;
 
 // Microseconds, not JavaScript's milliseconds: the trigger moves updated_at by at least 1 µs per change,
 // and two changes within one millisecond must still show two different updated_at values.
-function iso(column: AnyPgColumn): SQL<string> {
+function iso(column: AnyPgColumn | SQL): SQL<string> {
   return sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 }
 
@@ -60,20 +63,60 @@ function byId(companyId: string, id: string): SQL | undefined {
   return and(eq(callHandoffs.companyId, companyId), eq(callHandoffs.id, id));
 }
 
-/** Inserts a new, partial record. */
+/** The event type each kind of write tells of. */
+type HandoffEventType = 'handoff.created' | 'handoff.updated' | 'handoff.finalized';
+
+/**
+ * Runs `write`, an INSERT or UPDATE of call_handoffs without its RETURNING, and in the same statement one
+ * event of `type` per row it wrote: `handoff_id`, `final`, and the call's ids when the record is linked to
+ * one. `ctes` go before it (the stale sweep's pick). Returns the rows written, as ROW gives them.
+ */
+async function writeWithEvents(
+  db: Db,
+  type: HandoffEventType,
+  write: SQL,
+  ctes?: SQL,
+): Promise<HandoffRow[]> {
+  const result = await db.execute(sql`
+    with ${ctes ?? sql``} w as (${write} returning call_handoffs.*),
+    e as (
+      insert into events (company_id, type, data)
+        select w.company_id, ${type}, jsonb_build_object('handoff_id', w.id, 'final', w.final)
+            || coalesce(${callRefJson(sql`w.company_id`, sql`w.conversation_uuid`)}, '{}'::jsonb)
+          from w
+    )
+    select company_id::text, id::text, conversation_uuid::text, metadata, final, version,
+        ${iso(sql`created_at`)} as created_at, ${iso(sql`updated_at`)} as updated_at,
+        ${iso(sql`finalized_at`)} as finalized_at
+      from w`);
+  return rowsOf(result).map((row) => ({
+    companyId: String(row.company_id),
+    id: String(row.id),
+    conversationUuid: row.conversation_uuid == null ? null : String(row.conversation_uuid),
+    metadata: (typeof row.metadata === 'string' ? JSON.parse(row.metadata) : row.metadata) as Record<
+      string,
+      unknown
+    >,
+    final: row.final === true,
+    version: Number(row.version),
+    createdAt: String(row.created_at),
+    updatedAt: String(row.updated_at),
+    finalizedAt: row.finalized_at == null ? null : String(row.finalized_at),
+  }));
+}
+
+/** Inserts a new, partial record, and its `handoff.created`. */
 export async function insertHandoff(
   db: Db,
   companyId: string,
   values: { metadata: MetadataPatch; conversationUuid: string | undefined },
 ): Promise<HandoffRow> {
-  const [row] = await db
-    .insert(callHandoffs)
-    .values({
-      companyId,
-      metadata: merged(sql`'{}'::jsonb`, values.metadata),
-      conversationUuid: values.conversationUuid ?? null,
-    })
-    .returning(ROW);
+  const [row] = await writeWithEvents(
+    db,
+    'handoff.created',
+    sql`insert into call_handoffs (company_id, metadata, conversation_uuid)
+      values (${companyId}, ${merged(sql`'{}'::jsonb`, values.metadata)}, ${values.conversationUuid ?? null})`,
+  );
   return row as HandoffRow;
 }
 
@@ -83,24 +126,29 @@ export async function findHandoff(db: Db, companyId: string, id: string): Promis
   return row;
 }
 
-/** Merges a patch into the record's metadata; undefined when there is no such record. CQ409 when final. */
+/**
+ * Merges a patch into the record's metadata, and writes its `handoff.updated`; undefined when there is no
+ * such record. CQ409 when final.
+ */
 export async function mergeHandoffMetadata(
   db: Db,
   companyId: string,
   id: string,
   patch: MetadataPatch,
 ): Promise<HandoffRow | undefined> {
-  const [row] = await db
-    .update(callHandoffs)
-    .set({ metadata: merged(callHandoffs.metadata, patch) })
-    .where(byId(companyId, id))
-    .returning(ROW);
+  const [row] = await writeWithEvents(
+    db,
+    'handoff.updated',
+    sql`update call_handoffs set metadata = ${merged(sql`metadata`, patch)}
+      where company_id = ${companyId} and id = ${id}`,
+  );
   return row;
 }
 
 /**
- * Finalizes the record, after merging `patch` when one is given. Without a patch a record that is already
- * final is left alone and undefined is returned (as for an unknown record); with one it is CQ409.
+ * Finalizes the record, after merging `patch` when one is given, and writes its `handoff.finalized`.
+ * Without a patch a record that is already final is left alone and undefined is returned (as for an
+ * unknown record), with no event; with one it is CQ409.
  */
 export async function finalizeHandoff(
   db: Db,
@@ -108,48 +156,43 @@ export async function finalizeHandoff(
   id: string,
   patch: MetadataPatch | undefined,
 ): Promise<HandoffRow | undefined> {
-  if (patch === undefined) {
-    const [row] = await db
-      .update(callHandoffs)
-      .set({ final: true })
-      .where(and(byId(companyId, id), eq(callHandoffs.final, false)))
-      .returning(ROW);
-    return row;
-  }
-  const [row] = await db
-    .update(callHandoffs)
-    .set({ metadata: merged(callHandoffs.metadata, patch), final: true })
-    .where(byId(companyId, id))
-    .returning(ROW);
+  const [row] = await writeWithEvents(
+    db,
+    'handoff.finalized',
+    patch === undefined
+      ? sql`update call_handoffs set final = true
+          where company_id = ${companyId} and id = ${id} and not final`
+      : sql`update call_handoffs set metadata = ${merged(sql`metadata`, patch)}, final = true
+          where company_id = ${companyId} and id = ${id}`,
+  );
   return row;
 }
 
 /**
  * Finalizes up to `limit` records of any company that were created more than `staleAfterSeconds` ago and
- * are still partial; returns them. Rows a writer holds right now are skipped (SKIP LOCKED) and left for the
- * next sweep, so sweeps of several processes never wait on writers or on each other. The records are
- * picked in a MATERIALIZED CTE, evaluated once, for the reason the queue's claim is (queue.ts): as
- * `(company_id, id) in (select … limit … for update skip locked)` a batch finalized every stale record.
+ * are still partial, with a `handoff.finalized` each; returns them. Rows a writer holds right now are
+ * skipped (SKIP LOCKED) and left for the next sweep, so sweeps of several processes never wait on writers
+ * or on each other. The records are picked in a MATERIALIZED CTE, evaluated once, for the reason the
+ * queue's claim is (queue.ts): as `(company_id, id) in (select … limit … for update skip locked)` a batch
+ * finalized every stale record.
  */
 export async function finalizeStaleHandoffs(
   db: Db,
   staleAfterSeconds: number,
   limit: number,
-): Promise<{ companyId: string; id: string; conversationUuid: string | null }[]> {
-  const result = await db.execute(sql`
-    with stale as materialized (
+): Promise<HandoffRow[]> {
+  return writeWithEvents(
+    db,
+    'handoff.finalized',
+    sql`update call_handoffs set final = true
+      from stale
+      where call_handoffs.company_id = stale.company_id and call_handoffs.id = stale.id
+        and not call_handoffs.final`,
+    sql`stale as materialized (
       select company_id, id from call_handoffs
         where not final and created_at < now() - make_interval(secs => ${staleAfterSeconds})
         order by created_at
         limit ${limit}
-        for update skip locked)
-    update call_handoffs h set final = true
-      from stale
-      where h.company_id = stale.company_id and h.id = stale.id and not h.final
-      returning h.company_id, h.id, h.conversation_uuid`);
-  return rowsOf(result).map((row) => ({
-    companyId: String(row.company_id),
-    id: String(row.id),
-    conversationUuid: row.conversation_uuid == null ? null : String(row.conversation_uuid),
-  }));
+        for update skip locked),`,
+  );
 }

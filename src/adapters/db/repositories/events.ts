@@ -65,6 +65,16 @@ export async function findCallRefs(
   );
 }
 
+/**
+ * The call ref of conversation `uuid` of company `companyId` as a jsonb object (a scalar subquery, null when
+ * there is no such call): what findCallRefs gives, for a statement that writes its own event.
+ */
+export function callRefJson(companyId: SQL, uuid: SQL): SQL {
+  return sql`(select jsonb_build_object('call_id', c.id, 'conversation_id', c.conversation_id, 'agent_email', u.email)
+    from conversations c join users u on u.company_id = c.company_id and u.id = c.agent_user_id
+    where c.company_id = ${companyId} and c.id = ${uuid})`;
+}
+
 /** What listEvents reads: up to `limit` events of these types (all when empty), and with `held`, see there. */
 export interface ListEventsOptions {
   limit: number;
