@@ -1,7 +1,8 @@
 /**
  * `node bench/write-paths.ts [CONNECTIONS [postgres|embedded]]`: requests a second of the write paths no
- * scenario of `npm run bench` times, each for 8 s after a 2 s warm-up on CONNECTIONS connections (1): the
- * deprecated live endpoint data/sale on one call, handoff record creates, and merges into one record. Not a
+ * scenario of `npm run bench` times, each for 8 s after a 2 s warm-up on CONNECTIONS connections (1): tags
+ * written to one call by call/add_tags, by POST /calls/{id}/tags and by the deprecated live endpoint
+ * data/sale, then handoff record creates, and merges into one record. Not a
  * scenario (it judges nothing): one service on a scratch PostgreSQL database or a new embedded one. Every
  * answer is checked. Run it against another checkout with BENCH_SERVICE_DIR, interleaved, to compare code;
  * docs/performance.md has its figures.
@@ -66,6 +67,26 @@ try {
     service.callsKey,
     { agent_email: service.agentEmail, product_id: service.productId, conversation_id: conversation },
     200,
+  );
+  const listed = await fetch(`${service.url}/api/v1/calls?conversation_id=${conversation}`, {
+    headers: { authorization: `Bearer ${service.readerKey}` },
+  });
+  const callId = ((await listed.json()) as { calls: { id: string }[] }).calls[0]?.id;
+  if (!callId) throw new Error('the call just created is not listed');
+  const tags = JSON.stringify([{ key: 'score', type: 'integer', value: 7 }]);
+  await measure('call/add_tags on one call', service.callsKey, 'POST', '/api/v1/call/add_tags', () =>
+    JSON.stringify({
+      agent_email: service.agentEmail,
+      conversation_id: conversation,
+      tags: JSON.parse(tags),
+    }),
+  );
+  await measure(
+    'calls/{id}/tags on one call',
+    service.callsKey,
+    'POST',
+    `/api/v1/calls/${callId}/tags`,
+    () => `{"tags":${tags}}`,
   );
   await measure(
     'live data/sale on one call',
