@@ -6,11 +6,9 @@
  * write also writes its event (decision 27) in that statement: `handoff.created` for an insert,
  * `handoff.updated` for a merge, `handoff.finalized` for a finalize; one round trip, no transaction.
  */
-import { and, eq, type SQL, sql } from 'drizzle-orm';
-import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../database.ts';
 import { rowsOf } from '../prepared.ts';
-import { callHandoffs } from '../schema.ts';
 import { callRefJson } from './events.ts';
 
 /** A record as the repository returns it; times are ISO 8601 strings in UTC with microseconds. */
@@ -33,34 +31,39 @@ export type MetadataPatch = Record<string, unknown>;
 
 // Microseconds, not JavaScript's milliseconds: the trigger moves updated_at by at least 1 µs per change,
 // and two changes within one millisecond must still show two different updated_at values.
-function iso(column: AnyPgColumn | SQL): SQL<string> {
+function iso(column: SQL): SQL<string> {
   return sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 }
 
-const ROW = {
-  companyId: callHandoffs.companyId,
-  id: callHandoffs.id,
-  conversationUuid: callHandoffs.conversationUuid,
-  metadata: sql<Record<string, unknown>>`${callHandoffs.metadata}`,
-  final: callHandoffs.final,
-  version: callHandoffs.version,
-  createdAt: iso(callHandoffs.createdAt),
-  updatedAt: iso(callHandoffs.updatedAt),
-  finalizedAt: sql<string | null>`${iso(callHandoffs.finalizedAt)}`,
-};
+/** The columns of a record as `toRow` reads them, from call_handoffs or a CTE of its rows. */
+const COLUMNS = sql`company_id::text, id::text, conversation_uuid::text, metadata, final, version,
+  ${iso(sql`created_at`)} as created_at, ${iso(sql`updated_at`)} as updated_at,
+  ${iso(sql`finalized_at`)} as finalized_at`;
+
+/** A row of COLUMNS as the repository returns it (its jsonb parsed, should the driver give it as text). */
+function toRow(row: Record<string, unknown>): HandoffRow {
+  const metadata = typeof row.metadata === 'string' ? JSON.parse(row.metadata) : row.metadata;
+  return {
+    companyId: String(row.company_id),
+    id: String(row.id),
+    conversationUuid: row.conversation_uuid == null ? null : String(row.conversation_uuid),
+    metadata: metadata as MetadataPatch,
+    final: row.final === true,
+    version: Number(row.version),
+    createdAt: String(row.created_at),
+    updatedAt: String(row.updated_at),
+    finalizedAt: row.finalized_at == null ? null : String(row.finalized_at),
+  };
+}
 
 /**
  * `base` with the patch's top-level keys set, and those whose value is null removed, in one expression.
  * Rebuilt from the pairs of `base || patch` that are not null: linear in the keys (`jsonb - text[]`
  * compares every key with every removed one, and 100,000 removals took half a minute).
  */
-function merged(base: SQL | AnyPgColumn, patch: MetadataPatch): SQL {
+function merged(base: SQL, patch: MetadataPatch): SQL {
   const json = JSON.stringify(patch);
   return sql`(select coalesce(jsonb_object_agg(e.key, e.value), '{}'::jsonb) from jsonb_each(${base} || ${json}::jsonb) as e where e.value <> 'null'::jsonb)`;
-}
-
-function byId(companyId: string, id: string): SQL | undefined {
-  return and(eq(callHandoffs.companyId, companyId), eq(callHandoffs.id, id));
 }
 
 /** The event type each kind of write tells of. */
@@ -69,7 +72,7 @@ type HandoffEventType = 'handoff.created' | 'handoff.updated' | 'handoff.finaliz
 /**
  * Runs `write`, an INSERT or UPDATE of call_handoffs without its RETURNING, and in the same statement one
  * event of `type` per row it wrote: `handoff_id`, `final`, and the call's ids when the record is linked to
- * one. `ctes` go before it (the stale sweep's pick). Returns the rows written, as ROW gives them.
+ * one. `ctes` go before it (the stale sweep's pick). Returns the rows written.
  */
 async function writeWithEvents(
   db: Db,
@@ -85,24 +88,8 @@ async function writeWithEvents(
             || coalesce(${callRefJson(sql`w.company_id`, sql`w.conversation_uuid`)}, '{}'::jsonb)
           from w
     )
-    select company_id::text, id::text, conversation_uuid::text, metadata, final, version,
-        ${iso(sql`created_at`)} as created_at, ${iso(sql`updated_at`)} as updated_at,
-        ${iso(sql`finalized_at`)} as finalized_at
-      from w`);
-  return rowsOf(result).map((row) => ({
-    companyId: String(row.company_id),
-    id: String(row.id),
-    conversationUuid: row.conversation_uuid == null ? null : String(row.conversation_uuid),
-    metadata: (typeof row.metadata === 'string' ? JSON.parse(row.metadata) : row.metadata) as Record<
-      string,
-      unknown
-    >,
-    final: row.final === true,
-    version: Number(row.version),
-    createdAt: String(row.created_at),
-    updatedAt: String(row.updated_at),
-    finalizedAt: row.finalized_at == null ? null : String(row.finalized_at),
-  }));
+    select ${COLUMNS} from w`);
+  return rowsOf(result).map(toRow);
 }
 
 /** Inserts a new, partial record, and its `handoff.created`. */
@@ -122,8 +109,11 @@ export async function insertHandoff(
 
 /** The record with this id in this company. */
 export async function findHandoff(db: Db, companyId: string, id: string): Promise<HandoffRow | undefined> {
-  const [row] = await db.select(ROW).from(callHandoffs).where(byId(companyId, id));
-  return row;
+  const result = await db.execute(
+    sql`select ${COLUMNS} from call_handoffs where company_id = ${companyId} and id = ${id}`,
+  );
+  const [row] = rowsOf(result);
+  return row ? toRow(row) : undefined;
 }
 
 /**
