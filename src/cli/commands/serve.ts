@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { makeEmbeddedTemplate } from '../../adapters/db/database.ts';
 import { DirectoryLockedError } from '../../adapters/db/directory-lock.ts';
-import { ListenError, startService } from '../../server.ts';
+import { ListenError, type RunningService, startService } from '../../server.ts';
 import { CliError, configFromEnv, withServices } from '../io.ts';
 
 /** Adds the serve and migrate commands. */
@@ -16,7 +16,25 @@ export function registerServeCommands(program: Command): void {
     )
     .action(async (options: { bootstrap: boolean }) => {
       const config = configFromEnv(options.bootstrap ? {} : { CQS_BOOTSTRAP: 'false' });
-      let running: Awaited<ReturnType<typeof startService>>;
+      // The handlers come before the start: a signal without one kills the process at once, and one that
+      // came while the service started (even after its "Server listening", which tools wait for) did, with
+      // the embedded database open. A stop asked for meanwhile now waits for the start, then stops the
+      // service; a second signal of the same kind still kills the process.
+      let running: RunningService | undefined;
+      let asked: NodeJS.Signals | undefined;
+      const stop = (service: RunningService, signal: NodeJS.Signals) => {
+        service.app.log.info({ signal }, 'stopping');
+        service.stop().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      };
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        process.once(signal, () => {
+          asked ??= signal;
+          if (running) stop(running, signal);
+        });
+      }
       try {
         running = await startService(config);
       } catch (error) {
@@ -24,15 +42,7 @@ export function registerServeCommands(program: Command): void {
         if (error instanceof ListenError) throw new CliError(error.message, 1);
         throw error;
       }
-      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-        process.once(signal, () => {
-          running.app.log.info({ signal }, 'stopping');
-          running.stop().then(
-            () => process.exit(0),
-            () => process.exit(1),
-          );
-        });
-      }
+      if (asked) stop(running, asked);
     });
 
   program
