@@ -261,6 +261,41 @@ for (const backend of BACKENDS) {
       );
     });
 
+    it("every handoff event of a linked record, the stale sweep's too, carries the call's three ids (decision 21)", async () => {
+      const c = await h.company();
+      await post(h, c, '/api/v1/call/create', {
+        agent_email: c.agent.email,
+        product_id: c.productId,
+        conversation_id: 'conv-ids',
+      });
+      const ids = (e: { data: Record<string, unknown> }) => [
+        e.data.conversation_id,
+        e.data.agent_email,
+        typeof e.data.call_id,
+      ];
+      const want = ['conv-ids', c.agent.email, 'string'];
+      let id = '';
+      const writes = await written(c, async () => {
+        id = (await createRecord(h, c, { conversation_id: 'conv-ids' })).id;
+        await patchRecord(h, c, id, { b: 2 }).then(expectStatus(200));
+        await finalizeRecord(h, c, id).then(expectStatus(200));
+      });
+      assert.deepEqual(
+        writes.map((e) => [e.type, ...ids(e)]),
+        ['handoff.created', 'handoff.updated', 'handoff.finalized'].map((type) => [type, ...want]),
+      );
+      const callId = writes[0]?.data.call_id;
+      assert.ok(writes.every((e) => e.data.call_id === callId && e.data.handoff_id === id));
+      const stale = await createRecord(h, c, { conversation_id: 'conv-ids' });
+      await sleep(1100);
+      const swept = await written(c, () => finalizeStaleHandoffRecords(h.services.database.db, 1));
+      const mine = swept.filter((e) => e.data.handoff_id === stale.id);
+      assert.deepEqual(
+        mine.map((e) => [e.type, ...ids(e), e.data.call_id === callId, e.data.final]),
+        [['handoff.finalized', ...want, true, true]],
+      );
+    });
+
     it('a finished analysis writes analysis.ready', async () => {
       const c = await h.company();
       await post(h, c, '/api/v1/call/create', {
