@@ -9,7 +9,7 @@
  */
 import { runLoad } from './lib/load.ts';
 import { createScratchDatabase } from './lib/postgres.ts';
-import { startBenchService } from './lib/service.ts';
+import { requestJson, startBenchService } from './lib/service.ts';
 import { WRITE as HANDOFFS } from './scenarios/handoff.ts';
 
 const connections = Number(process.argv[2] ?? 1);
@@ -21,18 +21,6 @@ if (!Number.isInteger(connections) || connections < 1 || (db !== 'postgres' && d
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const scratch = db === 'postgres' ? await createScratchDatabase(adminUrl, 'writepaths') : undefined;
 const service = await startBenchService({ name: 'write-paths', databaseUrl: scratch?.url });
-
-/** A JSON request with a key, whose answer must have `status`. */
-async function send(method: string, path: string, key: string, body: unknown, status: number) {
-  const response = await fetch(`${service.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (response.status !== status) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-  return JSON.parse(text) as Record<string, unknown>;
-}
 
 /** Runs one path and prints its rate and latency. */
 async function measure(
@@ -61,10 +49,11 @@ async function measure(
 
 try {
   const conversation = 'write-paths-1';
-  await send(
+  await requestJson(
+    service,
+    service.callsKey,
     'POST',
     '/api/v1/call/create',
-    service.callsKey,
     { agent_email: service.agentEmail, product_id: service.productId, conversation_id: conversation },
     200,
   );
@@ -98,7 +87,7 @@ try {
   await measure('handoff create', service.writerKey, 'POST', HANDOFFS, () =>
     JSON.stringify({ metadata: { intent: 'billing', verified: true } }),
   );
-  const record = await send('POST', HANDOFFS, service.writerKey, { metadata: {} }, 201);
+  const record = await requestJson(service, service.writerKey, 'POST', HANDOFFS, { metadata: {} }, 201);
   let n = 0;
   await measure(
     'handoff merge into one record',

@@ -178,3 +178,22 @@ export async function startBenchService(options: ServiceOptions): Promise<BenchS
     throw error;
   }
 }
+
+/** Sends `body` as JSON with `key` and answers the JSON reply; throws unless the status is `expected`. */
+export async function requestJson<T = Record<string, unknown>>(
+  service: BenchService,
+  key: string,
+  method: string,
+  path: string,
+  body: unknown,
+  expected: number,
+): Promise<T> {
+  const response = await fetch(`${service.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (response.status !== expected) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+  return JSON.parse(text) as T;
+}

@@ -5,7 +5,7 @@
 import { BARE_JSON_BASELINE, startBaseline } from '../lib/baseline.ts';
 import type { ResponseCheck } from '../lib/load.ts';
 import { ratioEntry, type ScenarioEntry, unmeasuredEntry } from '../lib/report.ts';
-import type { BenchService } from '../lib/service.ts';
+import { type BenchService, requestJson } from '../lib/service.ts';
 import type { DbKind, Settings } from '../lib/settings.ts';
 import { dbLabel, type ReadService, startReadServices } from './read-service.ts';
 import { compare, type PlannedEntry, requireRoute, type Scenario, type Side, using } from './scenario.ts';
@@ -38,16 +38,9 @@ interface HandoffRecord {
   metadata?: unknown;
 }
 
-async function call(service: BenchService, method: string, path: string, body: unknown, expected: number) {
-  const response = await fetch(`${service.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${service.writerKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (response.status !== expected) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-  return JSON.parse(text) as HandoffRecord;
-}
+/** A writer's request (the handoff:write key) answering the record. */
+const call = (service: BenchService, method: string, path: string, body: unknown, expected: number) =>
+  requestJson<HandoffRecord>(service, service.writerKey, method, path, body, expected);
 
 /** A check of a GET answer: the record asked for, in the state expected, cacheable only when final. */
 function recordCheck(id: string, final: boolean, checkHeaders: boolean): ResponseCheck {
