@@ -143,6 +143,42 @@ for (const backend of BACKENDS) {
       assert.equal((await s.read(id)).transcription?.status, 'ready');
     });
 
+    it('transcribes again with the new roles when a create changes the channel map', async () => {
+      const conversation_id = `remapped-${backend}`;
+      const created = await s.createCall({
+        conversation_id,
+        filename: 'call.wav',
+        content_type: 'audio/wav',
+        speaker: { separation: 'channels', channel_map: ['customer', 'agent'] },
+      });
+      await s.upload(created, stereo.path);
+      const id = await s.uuidOf(conversation_id);
+      await s.h.runJobs();
+      assertPlaced((await s.read(id)).transcript ?? [], stereo.placed, ['customer', 'agent']);
+
+      await s.createCall({
+        conversation_id,
+        speaker: { separation: 'channels', channel_map: ['agent', 'customer'] },
+      });
+      assert.equal((await s.read(id)).transcription?.status, 'pending');
+      await s.h.runJobs();
+      const call = await s.read(id);
+      assert.equal(call.transcription?.status, 'ready', call.transcription?.reason ?? '');
+      assert.equal(call.transcript_source, 'transcription');
+      assertPlaced(call.transcript ?? [], stereo.placed, ['agent', 'customer']);
+
+      // A client's transcript is never transcribed over, whatever the speaker becomes.
+      const transcript = [{ role: 'agent', text: 'from the client', start: 0, stop: 2 }];
+      await s.createCall({ conversation_id, transcript });
+      await s.createCall({
+        conversation_id,
+        speaker: { separation: 'channels', channel_map: ['customer', 'agent'] },
+      });
+      assert.equal((await s.read(id)).transcription?.status, 'ready');
+      await s.h.runJobs();
+      assert.deepEqual((await s.read(id)).transcript, transcript);
+    });
+
     it('gives a mono recording one speaker, unknown', async () => {
       const created = await s.createCall({ filename: 'mono.wav', content_type: 'audio/wav' });
       await s.upload(created, mono.path);

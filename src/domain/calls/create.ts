@@ -8,6 +8,7 @@ import type { Storage } from '../../adapters/storage/storage.ts';
 import type { Principal } from '../access/principal.ts';
 import { ANALYZE_CALL_JOB, transcriptAnalysisRun } from '../analysis/analysis.ts';
 import { ValidationError } from '../errors.ts';
+import { TRANSCRIBE_CALL_JOB } from '../transcription/transcription.ts';
 import { planMedia } from '../uploads/media.ts';
 import { signNewUpload, type UploadUrlResponse } from '../uploads/uploads.ts';
 import { callCheckError } from './checks.ts';
@@ -112,6 +113,9 @@ export async function createCall(
     });
   }
   if (written.analysisQueued) deps.queue.notify([ANALYZE_CALL_JOB]);
+  // A changed speaker re-runs the recording's analysis and transcription (migration 0033's trigger); the
+  // statement does not say whether it changed, and a wake-up costs a worker only one claim.
+  else if (speaker && !written.inserted) deps.queue.notify([ANALYZE_CALL_JOB, TRANSCRIBE_CALL_JOB]);
   if (upload && written.uploadId !== undefined) return upload.response(written.uploadId, conversationId);
   return { success: true as const, conversation_id: conversationId };
 }

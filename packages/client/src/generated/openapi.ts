@@ -1040,7 +1040,7 @@ export interface operations {
                     filename?: string;
                     /** @description MIME type of the file, needs filename. Compared case-insensitively, parameters after `;` ignored; upload_content_type echoes it exactly. See the tables above. */
                     content_type?: string;
-                    /** @description How speakers are told apart in a recording; omitted: diarization. */
+                    /** @description How speakers are told apart in a recording; omitted: diarization. Sent for an existing call and different from its own, it analyses the latest ready recording again with the new roles (and transcribes it again when the engine made its transcript). */
                     speaker?: {
                         /**
                          * @description diarize (default) or channels (one speaker per channel).

@@ -46,7 +46,10 @@ const Speaker = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'How speakers are told apart in a recording; omitted: diarization.',
+    description:
+      'How speakers are told apart in a recording; omitted: diarization. Sent for an existing call and ' +
+      'different from its own, it analyses the latest ready recording again with the new roles (and ' +
+      'transcribes it again when the engine made its transcript).',
   },
 );
 
