@@ -100,15 +100,24 @@ export async function createCallWithRecording(
   if (created.statusCode !== 200)
     throw new Error(`call/create answered ${created.statusCode}: ${created.body}`);
   const answer = created.json() as { upload_url: string; upload_content_type: string; upload_id: number };
-  const url = new URL(answer.upload_url);
+  await putUpload(h, answer, bytes);
+  return answer.upload_id;
+}
+
+/** PUTs `bytes` to the signed URL of a call/create answer (the embedded storage, through inject). */
+export async function putUpload(
+  h: Harness,
+  answer: { upload_url?: string; upload_content_type?: string },
+  bytes: Buffer,
+): Promise<void> {
+  const url = new URL(answer.upload_url as string);
   const put = await h.app.inject({
     method: 'PUT',
     url: `${url.pathname}${url.search}`,
-    headers: { 'content-type': answer.upload_content_type },
+    headers: { 'content-type': answer.upload_content_type as string },
     payload: bytes,
   });
   if (put.statusCode !== 200) throw new Error(`the upload answered ${put.statusCode}: ${put.body}`);
-  return answer.upload_id;
 }
 
 /** A call as GET /api/v1/calls/{id} shows it, found by its conversation_id (with a `calls:read` key). */

@@ -13,10 +13,12 @@ import {
   findAnalysisSubject,
   finishAnalysisJob,
   finishAnalysisRun,
+  latestReadyUploadId,
   startAnalysisRun,
 } from '../../adapters/db/repositories/analyses.ts';
 import type { CallDetailRow } from '../../adapters/db/repositories/call-reads.ts';
 import type { CallRef } from '../../adapters/db/repositories/events.ts';
+import { callHasClientTranscript } from '../../adapters/db/repositories/transcriptions.ts';
 import { findUploadWithConversation } from '../../adapters/db/repositories/uploads.ts';
 import { type Decoder, RecordingTooLongError, UndecodableError } from '../../adapters/decode/ffmpeg.ts';
 import type { ClaimedJob, JobQueue } from '../../adapters/queue/queue.ts';
@@ -72,6 +74,28 @@ export function queueRecordingAnalysis(
   uploadId: number,
 ): Promise<void> {
   return queueRun(tx, queue, companyId, conversationUuid, uploadId);
+}
+
+/**
+ * Keeps the call's analysis made from what it has (decision 28) when new bytes of `uploadId` are rejected
+ * (call inside the transaction that rejects them): if the analysis was made from that upload, a new run is
+ * queued from the call's latest ready recording, else from its client's transcript, else from the rejected
+ * upload, a run that fails saying the recording is no longer ready. A transcript the engine made is not
+ * used: it is the text of the rejected recording. Returns whether a run was queued.
+ */
+export async function queueAnalysisAfterRejection(
+  tx: Db,
+  queue: JobQueue,
+  companyId: string,
+  conversationUuid: string,
+  uploadId: number,
+): Promise<boolean> {
+  if ((await findAnalysis(tx, companyId, conversationUuid))?.uploadId !== uploadId) return false;
+  const latest = await latestReadyUploadId(tx, companyId, conversationUuid);
+  const source =
+    latest ?? ((await callHasClientTranscript(tx, companyId, conversationUuid)) ? null : uploadId);
+  await queueRun(tx, queue, companyId, conversationUuid, source);
+  return true;
 }
 
 /**

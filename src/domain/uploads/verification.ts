@@ -14,7 +14,7 @@ import {
 import { type MediaProber, ProbeFailedError, type ProbeResult } from '../../adapters/probe/mediainfo.ts';
 import type { JobQueue } from '../../adapters/queue/queue.ts';
 import type { ObjectReader, Storage } from '../../adapters/storage/storage.ts';
-import { queueRecordingAnalysis } from '../analysis/analysis.ts';
+import { queueAnalysisAfterRejection, queueRecordingAnalysis } from '../analysis/analysis.ts';
 import { callRef, recordEvent } from '../events/record.ts';
 import { queueTranscription } from '../transcription/transcription.ts';
 import { mediaTypeOf, videoContainerFor } from './media-types.ts';
@@ -156,6 +156,7 @@ export async function verifyUpload(
     if (upload?.status !== 'uploaded') return undefined;
     const verdict = await judgeObject(deps, upload);
     // A ready recording is analysed: the verdict and the analysis job commit together.
+    let rerun = false;
     const recorded = await deps.db.transaction(async (tx) => {
       if (!(await recordVerdict(tx, companyId, uploadId, upload.updatedAt, verdict))) return false;
       // Bytes whose storage takes PUTs unseen (S3, where an ETag is known) are looked at again once no URL
@@ -175,6 +176,15 @@ export async function verifyUpload(
         if (deps.transcribe) {
           await queueTranscription(tx, deps.queue, companyId, upload.conversationUuid, uploadId);
         }
+      } else {
+        // Bytes PUT again over a ready recording, and rejected: its analysis no longer describes the call.
+        rerun = await queueAnalysisAfterRejection(
+          tx,
+          deps.queue,
+          companyId,
+          upload.conversationUuid,
+          uploadId,
+        );
       }
       const ref = await callRef(tx, companyId, upload.conversationUuid);
       await recordEvent(tx, companyId, verdict.status === 'ready' ? 'upload.ready' : 'upload.rejected', {
@@ -186,7 +196,7 @@ export async function verifyUpload(
       return true;
     });
     if (recorded) {
-      if (verdict.status === 'ready') deps.queue.notify();
+      if (verdict.status === 'ready' || rerun) deps.queue.notify();
       return verdict.status;
     }
   }

@@ -1,8 +1,11 @@
 /**
- * A call's roles come from its channels (decision 28: `speaker.separation` and `channel_map`), so a create
- * that changes them for a call with a ready recording analyses that recording again with the new roles; a
- * create that sends the same speaker, or changes it on a call with no ready recording, leaves the analysis
- * as it was. The recording is espeak-ng speech placed at known times on each channel (scripts/analysis-set.ts).
+ * A call's analysis follows what the call has (decision 28). Its roles come from its channels
+ * (`speaker.separation` and `channel_map`), so a create that changes them for a call with a ready
+ * recording analyses that recording again with the new roles; a create that sends the same speaker, or
+ * changes it on a call with no ready recording, leaves the analysis as it was. And a recording whose bytes
+ * are replaced by rejected ones (a second PUT to its URL) no longer describes the call: the analysis is made
+ * again from the call's latest ready recording, else its client's transcript, else it fails saying so. The
+ * recording is espeak-ng speech placed at known times on each channel (scripts/analysis-set.ts).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -13,18 +16,21 @@ import { after, before, describe, it } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
 import { makeLabelledCall } from '../scripts/analysis-set.ts';
 import { callAnalyses, events, jobs } from '../src/adapters/db/schema.ts';
-import { conversationOf, createCallWithRecording, post } from './helpers/calls.ts';
+import { conversationOf, createCallWithRecording, post, putUpload } from './helpers/calls.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
 
 let dir: string;
 let stereoPath: string;
+let shorterPath: string;
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'cqs-speaker-change-'));
   const call = makeLabelledCall({ dir, name: 'call', seed: 11, turns: 6, snrDb: 30 });
   stereoPath = join(dir, 'short.wav');
   execFileSync('sox', [call.path, stereoPath, 'trim', '0', '12']);
+  shorterPath = join(dir, 'shorter.wav');
+  execFileSync('sox', [call.path, shorterPath, 'trim', '0', '6']);
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -39,7 +45,7 @@ type Analysis = {
 };
 
 for (const backend of BACKENDS) {
-  describe(`a change of the call's speaker analyses its recording again (${backend})`, () => {
+  describe(`the analysis follows the call (${backend})`, () => {
     let h: Harness;
     let c: TestCompany;
     let reader: { key: string };
@@ -58,7 +64,11 @@ for (const backend of BACKENDS) {
         ...body,
       });
       assert.equal(res.statusCode, 200, res.body);
+      return res.json() as { upload_url?: string; upload_content_type?: string };
     }
+
+    const put = (created: { upload_url?: string; upload_content_type?: string }, bytes: Buffer) =>
+      putUpload(h, created, bytes);
 
     /** A call of the stereo recording, uploaded and analysed; its id. */
     async function recordedCall(conversationId: string, speaker?: Record<string, unknown>) {
@@ -184,6 +194,79 @@ for (const backend of BACKENDS) {
       const told = await analysis(id);
       assert.equal(told.source, 'transcript');
       assert.deepEqual(told.talk_s, { agent: 3, customer: 1, unknown: 0 });
+    });
+
+    const NOT_AUDIO = Buffer.from('these bytes are not a recording\n');
+    const RECORDING = { filename: 'call.wav', content_type: 'audio/wav' };
+    const SPEAKER = { separation: 'channels', channel_map: ['agent', 'customer'] };
+
+    it('fails, saying so, the analysis of a recording whose bytes were replaced by rejected ones', async () => {
+      const conversation_id = `replaced-${backend}`;
+      const created = await create({ conversation_id, ...RECORDING, speaker: SPEAKER });
+      await put(created, await readFile(stereoPath));
+      await h.runJobs();
+      const { id } = await conversationOf(h, c, conversation_id);
+      assert.equal((await analysis(id)).status, 'ready');
+
+      await put(created, NOT_AUDIO);
+      await h.runJobs();
+      const gone = await analysis(id);
+      assert.equal(gone.status, 'failed');
+      assert.match(gone.reason ?? '', /no longer ready/);
+      assert.equal(gone.talk_s, null);
+      const recording = await h.request({
+        method: 'GET',
+        url: `/api/v1/calls/${id}/recording`,
+        key: reader.key,
+      });
+      assert.equal(recording.statusCode, 404, 'no recording is played either');
+    });
+
+    it("analyses the call's other ready recording when the newer one is replaced by rejected bytes", async () => {
+      const conversation_id = `older-${backend}`;
+      await put(
+        await create({ conversation_id, ...RECORDING, speaker: SPEAKER }),
+        await readFile(stereoPath),
+      );
+      await h.runJobs();
+      const { id } = await conversationOf(h, c, conversation_id);
+      const older = await analysis(id);
+      const newer = await create({ conversation_id, ...RECORDING });
+      await put(newer, await readFile(shorterPath));
+      await h.runJobs();
+      assert.notDeepEqual(await analysis(id), older, 'the newer recording was analysed');
+      await put(newer, NOT_AUDIO);
+      await h.runJobs();
+      assert.deepEqual(await analysis(id), older);
+    });
+
+    it("analyses the client's transcript when the call's only recording is replaced by rejected bytes", async () => {
+      const conversation_id = `transcribed-${backend}`;
+      const transcript = [
+        { role: 'agent', text: 'hello', start: 0, stop: 2 },
+        { role: 'customer', text: 'hi', start: 3, stop: 4 },
+      ];
+      const created = await create({ conversation_id, ...RECORDING, speaker: SPEAKER, transcript });
+      await put(created, await readFile(stereoPath));
+      await h.runJobs();
+      const { id } = await conversationOf(h, c, conversation_id);
+      assert.equal((await analysis(id)).source, 'recording', 'the recording wins while it is ready');
+      await put(created, NOT_AUDIO);
+      await h.runJobs();
+      const told = await analysis(id);
+      assert.equal(told.status, 'ready', told.reason ?? '');
+      assert.equal(told.source, 'transcript');
+      assert.deepEqual(told.talk_s, { agent: 2, customer: 1, unknown: 0 });
+    });
+
+    it('leaves the analysis alone when a newer upload is rejected', async () => {
+      const conversation_id = `kept-${backend}`;
+      const id = await recordedCall(conversation_id, SPEAKER);
+      const run = await runOf(id);
+      await put(await create({ conversation_id, ...RECORDING }), NOT_AUDIO);
+      await h.runJobs();
+      assert.equal(await runOf(id), run);
+      assert.equal((await analysis(id)).status, 'ready');
     });
   });
 }
