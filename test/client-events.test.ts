@@ -1,6 +1,8 @@
 /** @cqs/client's events() (following and resuming the feed) and verifyWebhook (Standard Webhooks). */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { CqsClient, verifyWebhook, WebhookVerificationError } from '../packages/client/src/index.ts';
@@ -164,20 +166,26 @@ describe('cqs events tail and cqs webhooks', () => {
 
   const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
 
-  /** Runs the CLI until it exits, or until `until` holds over its stdout (then it is stopped). */
-  function cqs(args: string[], env: Record<string, string>, until?: (out: string) => boolean) {
+  /** Runs the CLI until it exits, or until `until` holds over its stdout and stderr (then it is stopped). */
+  function cqs(args: string[], env: Record<string, string>, until?: (out: string, err: string) => boolean) {
     return new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
       const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env } });
       let out = '';
       let err = '';
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
-        if (until?.(out)) child.kill('SIGINT');
+        if (until?.(out, err)) child.kill('SIGINT');
       });
       child.stderr.on('data', (d: Buffer) => {
         err += d.toString();
+        if (until?.(out, err)) child.kill('SIGINT');
       });
-      child.on('close', (code) => resolve({ code, out, err }));
+      // A CLI that never gets where `until` waits is stopped, so that the test fails instead of hanging.
+      const limit = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      child.on('close', (code) => {
+        clearTimeout(limit);
+        resolve({ code, out, err });
+      });
     });
   }
 
@@ -218,5 +226,17 @@ describe('cqs events tail and cqs webhooks', () => {
     } finally {
       await r.close();
     }
+  });
+
+  it('says on stderr why the feed is silent while the service cannot be reached, and keeps trying', async () => {
+    // A port nothing listens on: a server opened and closed again.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const env = { CQS_URL: `http://127.0.0.1:${port}`, CQS_API_KEY: 'cqs_unused' };
+    const tail = await cqs(['events', 'tail'], env, (_out, err) => /retry 2 in/.test(err));
+    assert.match(tail.err, /fetch failed \(.*ECONNREFUSED.*\); retry 1 in \d+\.\d s\n/);
+    assert.equal(tail.out, '');
   });
 });

@@ -1,5 +1,6 @@
 /** `cqs events tail` and `cqs webhooks …`: the event feed and webhook endpoints through @cqs/client. */
 import type { Command } from 'commander';
+import { describeFailure } from '../../../packages/client/src/errors.ts';
 import { type ConnectionFlags, clientFrom, connectionOptions, runIntegrator } from '../integrator-io.ts';
 import { printJson, tsvLine } from '../output.ts';
 
@@ -22,6 +23,11 @@ export function registerEventCommands(program: Command): void {
             ...(flags.from ? { after: flags.from } : {}),
             ...(flags.type ? { types: flags.type } : {}),
             signal: controller.signal,
+            // The feed is followed through an outage; a person watching is told why nothing comes.
+            onRetry: (error, retry, delayMs) =>
+              process.stderr.write(
+                `${describeFailure(error)}; retry ${retry} in ${(delayMs / 1000).toFixed(1)} s\n`,
+              ),
           });
           for await (const page of feed) {
             for (const event of page.events) process.stdout.write(`${JSON.stringify(event)}\n`);
