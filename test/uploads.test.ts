@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { and, eq, sql } from 'drizzle-orm';
@@ -120,6 +121,25 @@ for (const backend of BACKENDS) {
         assert.equal(analysis?.status, 'ready', `${file} decodes: ${analysis?.reason}`);
         assert.ok(Math.abs((analysis?.duration_s ?? 0) - 1) < 0.3, `${file}: ${analysis?.duration_s}`);
       }
+    });
+
+    it('gives a WAV written as a stream, its sizes unknown, the duration its bytes hold', async () => {
+      // ffmpeg writing to a pipe cannot go back to fill in the sizes: 0xFFFFFFFF, which MediaInfo took
+      // for 288,230,376,151,711 s.
+      const streamed = execFileSync('ffmpeg', [
+        '-v',
+        'error',
+        '-i',
+        media.path('stereo.wav'),
+        '-f',
+        'wav',
+        'pipe:1',
+      ]);
+      assert.equal(streamed.readUInt32LE(4), 0xffffffff, 'the RIFF size is unknown');
+      await writeFile(media.path('streamed.wav'), streamed);
+      const body = await verify(await h.company(), 'streamed.wav', { contentType: 'audio/wav' });
+      assert.equal(body.status, 'ready', body.reason);
+      assert.ok(Math.abs(body.media.duration_seconds - 1) < 0.05, String(body.media.duration_seconds));
     });
 
     it('shows pending, then uploaded with its size, then ready', async () => {

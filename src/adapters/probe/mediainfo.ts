@@ -101,6 +101,29 @@ export function containerOf(
   return MEDIAINFO_NAMES[format] ?? format.toLowerCase().replace(/\s+/g, '-');
 }
 
+/**
+ * The duration MediaInfo reports, but never longer than the bytes can hold when the audio is PCM. A
+ * WAV written as a stream (ffmpeg to a pipe) has 0xFFFFFFFF for its sizes, and MediaInfo, given the whole
+ * file in one read, took them at their word: 288,230,376,151,711 s for a 10 s call. Each second of PCM
+ * takes BitRate/8 bytes of the file, so the file's size bounds it whatever the header says.
+ */
+function durationOf(
+  general: Record<string, unknown>,
+  audioTracks: Record<string, unknown>[],
+  videoTracks: Record<string, unknown>[],
+): number | undefined {
+  // Some containers (raw ADTS, for one) give no duration without reading everything: null then.
+  const claimed =
+    number(general.Duration) ??
+    [...audioTracks, ...videoTracks].map((t) => number(t.Duration)).find((d) => d !== undefined);
+  const fileSize = number(general.FileSize);
+  const audio = audioTracks[0];
+  // PCM only: its bit rate is exact (rate × channels × depth), where a compressed stream's is a header's.
+  const bitRate = text(audio?.Format) === 'PCM' ? number(audio?.BitRate) : undefined;
+  if (claimed === undefined || fileSize === undefined || !bitRate) return claimed;
+  return Math.min(claimed, (fileSize * 8) / bitRate);
+}
+
 /** Turns MediaInfo's tracks into a ProbeResult. */
 export function summarize(result: MediaInfoResult): ProbeResult {
   const tracks = (result.media?.track ?? []) as (Track & Record<string, unknown>)[];
@@ -110,10 +133,7 @@ export function summarize(result: MediaInfoResult): ProbeResult {
   return {
     container: containerOf(general, audioTracks[0]),
     format: text((general as Record<string, unknown>).Format),
-    // Some containers (raw ADTS, for one) give no duration without reading everything: null then.
-    durationSeconds:
-      number((general as Record<string, unknown>).Duration) ??
-      [...audioTracks, ...videoTracks].map((t) => number(t.Duration)).find((d) => d !== undefined),
+    durationSeconds: durationOf(general, audioTracks, videoTracks),
     audio: audioTracks.map((t) => ({
       codec: text(t.Format),
       channels: number(t.Channels),
