@@ -31,6 +31,8 @@ export interface FakeTranscriptionServer {
   script: ScriptedAnswer[];
   /** Milliseconds to think before answering a transcription (a slow server; 0 by default). */
   delayMs: number;
+  /** Requests whose client closed the connection before they were answered. */
+  abandoned: number;
   close(): Promise<void>;
 }
 
@@ -61,8 +63,18 @@ export function loudRuns(wav: Buffer): { start: number; end: number }[] {
 export async function startFakeTranscriptionServer(): Promise<FakeTranscriptionServer> {
   const received: ReceivedRequest[] = [];
   const script: ScriptedAnswer[] = [];
-  const fake: FakeTranscriptionServer = { url: '', received, script, delayMs: 0, close: async () => {} };
+  const fake: FakeTranscriptionServer = {
+    url: '',
+    received,
+    script,
+    delayMs: 0,
+    abandoned: 0,
+    close: async () => {},
+  };
   const server: Server = createServer(async (req, res) => {
+    res.on('close', () => {
+      if (!res.writableEnded) fake.abandoned++;
+    });
     if (req.method !== 'POST' || req.url !== '/v1/audio/transcriptions') {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
       return;
@@ -83,7 +95,17 @@ export async function startFakeTranscriptionServer(): Promise<FakeTranscriptionS
       res.end(scripted.body ?? '{"error":{"message":"scripted"}}');
       return;
     }
-    if (fake.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, fake.delayMs));
+    if (fake.delayMs > 0) {
+      // A client that leaves ends the thinking too, so no timer outlives the test.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, fake.delayMs);
+        res.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      if (res.destroyed) return;
+    }
     if (!file || fields.model?.[0] === undefined) {
       res
         .writeHead(400, { 'content-type': 'application/json' })

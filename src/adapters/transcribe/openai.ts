@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Interval } from '../../domain/analysis/figures.ts';
 import {
   type ChannelAudio,
+  stoppedError,
   TRANSCRIPTION_SAMPLE_RATE,
   type TranscribedSegment,
   type TranscriptionEngine,
@@ -259,12 +260,15 @@ export function createOpenAiEngine(options: OpenAiOptions): TranscriptionEngine 
     }
   }
 
-  async function transcribe(audio: ChannelAudio): Promise<TranscribedSegment[]> {
+  async function transcribe(audio: ChannelAudio, signal?: AbortSignal): Promise<TranscribedSegment[]> {
     const maxSamples = (size: number) => Math.floor((size - WAV_HEADER_BYTES) / 2);
     if (maxSamples(options.maxBytes) < TRANSCRIPTION_SAMPLE_RATE)
       throw new TranscriptionError('TRANSCRIBER_MAX_BYTES is below one second of audio', false);
     const channel = await openAsBlob(audio.wavPath);
     const run: Run = { waitedMs: 0, stop: new AbortController() };
+    // The caller's stop ends this channel's requests and waits as one failed piece of it would.
+    const stopRun = () => run.stop.abort();
+    signal?.addEventListener('abort', stopRun, { once: true });
     const hasSpeech = (piece: Interval) =>
       audio.speech.some((s) => s.stop > piece.start && s.start < piece.stop);
 
@@ -308,8 +312,13 @@ export function createOpenAiEngine(options: OpenAiOptions): TranscriptionEngine 
     };
 
     try {
-      return await cut({ start: 0, stop: audio.durationS }, limitSeconds());
+      if (signal?.aborted) throw stoppedError();
+      const segments = await cut({ start: 0, stop: audio.durationS }, limitSeconds());
+      // Pieces that waited for their turn return nothing once the run is stopped: not a transcript.
+      if (signal?.aborted) throw stoppedError();
+      return segments;
     } finally {
+      signal?.removeEventListener('abort', stopRun);
       // Ends the others' requests and waits once one piece has failed (or all are done).
       run.stop.abort();
     }

@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import {
   type ChannelAudio,
+  stoppedError,
   type TranscribedSegment,
   type TranscribedWord,
   type TranscriptionEngine,
@@ -89,15 +90,23 @@ export function createPocketsphinxEngine(options: PocketsphinxOptions): Transcri
   const limiter = new Limiter(options.concurrency);
   return {
     name: 'pocketsphinx en-us',
-    transcribe: (audio) =>
-      limiter.run(() => recognise(binary, audio, runLimitMs(options.timeoutMs, audio.durationS))),
+    transcribe: (audio, signal) =>
+      limiter.run(() => recognise(binary, audio, runLimitMs(options.timeoutMs, audio.durationS), signal)),
   };
 }
 
-function recognise(binary: string, audio: ChannelAudio, timeoutMs: number): Promise<TranscribedSegment[]> {
+function recognise(
+  binary: string,
+  audio: ChannelAudio,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<TranscribedSegment[]> {
   return new Promise((resolve, reject) => {
+    // A channel that waited for its turn after the run failed is not started; one running is killed.
+    if (signal?.aborted) return reject(stoppedError());
     const child = spawn(binary, ['-infile', audio.wavPath, '-time', 'yes', '-logfn', '/dev/null'], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(signal ? { signal, killSignal: 'SIGKILL' as const } : {}),
     });
     let stdout = '';
     let stderr = '';
@@ -110,6 +119,7 @@ function recognise(binary: string, audio: ChannelAudio, timeoutMs: number): Prom
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
+      if (error.name === 'AbortError') return reject(stoppedError());
       const missing = error.code === 'ENOENT';
       reject(
         new TranscriptionError(

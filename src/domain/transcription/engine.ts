@@ -41,7 +41,11 @@ export interface TranscribedSegment {
 export interface TranscriptionEngine {
   /** What made the transcript, as the call's transcription shows it (`pocketsphinx en-us`, `openai whisper-1`). */
   readonly name: string;
-  transcribe(audio: ChannelAudio): Promise<TranscribedSegment[]>;
+  /**
+   * Transcribes one channel. `signal` aborts it (the run failed on another channel): the engine stops its
+   * work and rejects, with any error.
+   */
+  transcribe(audio: ChannelAudio, signal?: AbortSignal): Promise<TranscribedSegment[]>;
 }
 
 /**
@@ -90,4 +94,12 @@ export function mergeChannels(
     }
   }
   return all.sort((a, b) => a.start - b.start || a.stop - b.stop);
+}
+
+/**
+ * What an engine rejects with once its `signal` stopped it. Transient, should it ever end a job: nothing
+ * was wrong with the channel itself.
+ */
+export function stoppedError(): TranscriptionError {
+  return new TranscriptionError('the transcription was stopped: another channel failed', true);
 }
