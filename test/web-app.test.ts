@@ -625,6 +625,29 @@ describe('the web app in a browser', { skip: missing }, () => {
     }
   });
 
+  it('says so when the service transcribed the call and heard no speech', async () => {
+    const { page } = await openPage();
+    try {
+      // The call as the API shows one whose engine heard nothing: an empty transcript of its own.
+      await page.route(
+        (url) => url.pathname === `/api/v1/calls/${callId}`,
+        async (route) => {
+          const answer = await route.fetch();
+          const call = { ...(await answer.json()), transcript: [], transcript_source: 'transcription' };
+          return route.fulfill({ response: answer, json: call });
+        },
+      );
+      await signIn(page, tagKey);
+      await page.goto(`${baseUrl}/app/calls/${callId}`);
+      await page.getByRole('heading', { name: 'Call recorded-1' }).waitFor(WAIT);
+      await page.getByText('Transcribed by the service: no speech was heard.').waitFor(WAIT);
+      assert.equal(await page.locator('.transcript li').count(), 0);
+      assert.equal(await page.getByText('Click a line').count(), 0);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('serves the app without a key, with a strict CSP, and its own routes from the page', async () => {
     for (const path of ['/app/', '/app/calls/anything']) {
       const res = await fetch(`${baseUrl}${path}`);

@@ -37,6 +37,16 @@ export function Transcript(props: {
       box.scrollTop += inner.bottom - (outer.top + box.clientTop + box.clientHeight);
   }, [active]);
   if (!props.segments) return <p class="muted">No transcript.</p>;
+  // An engine that heard no speech stores an empty transcript; without a word the reader saw only the hint.
+  if (segments.length === 0) {
+    return (
+      <p class="muted">
+        {props.source === 'transcription'
+          ? 'Transcribed by the service: no speech was heard.'
+          : 'Sent by the client, with no lines.'}
+      </p>
+    );
+  }
   return (
     <>
       <p class="muted">
