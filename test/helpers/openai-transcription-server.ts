@@ -80,7 +80,13 @@ export async function startFakeTranscriptionServer(): Promise<FakeTranscriptionS
       return;
     }
     const contentType = req.headers['content-type'] ?? '';
-    const raw = await bodyOf(req);
+    let raw: Buffer;
+    try {
+      raw = await bodyOf(req);
+    } catch {
+      // The client left while sending (a run stopped mid-upload): counted as abandoned on close.
+      return;
+    }
     const form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
     const fields: Record<string, string[]> = {};
     let file: ReceivedRequest['file'];
