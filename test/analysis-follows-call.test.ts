@@ -16,6 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
 import { makeLabelledCall } from '../scripts/analysis-set.ts';
 import { callAnalyses, events, jobs } from '../src/adapters/db/schema.ts';
+import { ANALYZE_CALL_JOB } from '../src/domain/analysis/analysis.ts';
 import { conversationOf, createCallWithRecording, post, putUpload } from './helpers/calls.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
@@ -110,7 +111,7 @@ for (const backend of BACKENDS) {
       const rows = await h.services.database.db
         .select({ id: jobs.id })
         .from(jobs)
-        .where(and(eq(jobs.companyId, c.id), eq(jobs.kind, 'call.analyze')));
+        .where(and(eq(jobs.companyId, c.id), eq(jobs.kind, ANALYZE_CALL_JOB)));
       return rows.length;
     }
 
