@@ -82,10 +82,10 @@ export interface JobQueue {
    * false when the claim was lost (its lease ran out and another worker took the job).
    */
   renew(job: Job, leaseSeconds?: number): Promise<boolean>;
-  /** Records a failure: retried later with backoff, or dead after the last attempt or when permanent. */
   /**
    * Records a failed attempt: the job runs again after a backoff (or at `retryAt`, when the work's own
-   * server named a time, at most RETRY_AT_MAX_SECONDS away), or is dead.
+   * server named a time, at most RETRY_AT_MAX_SECONDS away), or is dead after the last attempt or when
+   * `permanent`.
    */
   fail(job: Job, error: unknown, options?: { permanent?: boolean; retryAt?: Date }): Promise<FailOutcome>;
   /**

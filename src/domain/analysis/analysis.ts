@@ -11,6 +11,7 @@ import {
   type CallAnalysis,
   findAnalysis,
   findAnalysisSubject,
+  findAnalysisUploadId,
   finishAnalysisJob,
   finishAnalysisRun,
   latestReadyUploadId,
@@ -90,7 +91,7 @@ export async function queueAnalysisAfterRejection(
   conversationUuid: string,
   uploadId: number,
 ): Promise<boolean> {
-  if ((await findAnalysis(tx, companyId, conversationUuid))?.uploadId !== uploadId) return false;
+  if ((await findAnalysisUploadId(tx, companyId, conversationUuid)) !== uploadId) return false;
   const latest = await latestReadyUploadId(tx, companyId, conversationUuid);
   const source =
     latest ?? ((await callHasClientTranscript(tx, companyId, conversationUuid)) ? null : uploadId);

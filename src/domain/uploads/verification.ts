@@ -5,6 +5,7 @@
  * S3 cannot refuse it up front), or has fewer than two channels for a call separated by channels.
  */
 import type { Db } from '../../adapters/db/database.ts';
+import { lockCallForRuns } from '../../adapters/db/repositories/conversations.ts';
 import {
   findUploadWithConversation,
   recordVerdict,
@@ -158,6 +159,11 @@ export async function verifyUpload(
     // A ready recording is analysed: the verdict and the analysis job commit together.
     let rerun = false;
     const recorded = await deps.db.transaction(async (tx) => {
+      // First, so that a verdict and a change of speaker or another verdict of the same call, which each
+      // choose what the call's runs are of, take turns: each then sees what the other committed. Without it,
+      // the later one chose from what it saw before the other committed (a stale "latest ready") and
+      // overwrote the other's run.
+      await lockCallForRuns(tx, companyId, upload.conversationUuid);
       if (!(await recordVerdict(tx, companyId, uploadId, upload.updatedAt, verdict))) return false;
       // Bytes whose storage takes PUTs unseen (S3, where an ETag is known) are looked at again once no URL
       // can bring others.

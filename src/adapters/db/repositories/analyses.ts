@@ -281,6 +281,19 @@ export async function finishTranscriptRuns(
   return { stored: ids(row?.stored), completed: ids(row?.completed) };
 }
 
+/** The upload the call's latest analysis run is of: null for a transcript's, undefined when there is none. */
+export async function findAnalysisUploadId(
+  db: Db,
+  companyId: string,
+  conversationUuid: string,
+): Promise<number | null | undefined> {
+  const [row] = await db
+    .select({ uploadId: callAnalyses.uploadId })
+    .from(callAnalyses)
+    .where(and(eq(callAnalyses.companyId, companyId), eq(callAnalyses.conversationUuid, conversationUuid)));
+  return row?.uploadId;
+}
+
 /** The call's analysis row, or undefined. */
 export async function findAnalysis(
   db: Db,

@@ -52,3 +52,16 @@ export async function findConversationByUuid(
     .where(and(eq(conversations.companyId, companyId), eq(conversations.id, id)));
   return row;
 }
+
+/**
+ * Locks the call's row until the transaction ends, so that what chooses the runs of its analysis and
+ * transcription (a verdict on an upload, a change of speaker) is taken one at a time, each seeing what the
+ * one before committed. FOR NO KEY UPDATE: an upload or a tag may still be inserted under the call.
+ */
+export async function lockCallForRuns(db: Db, companyId: string, id: string): Promise<void> {
+  await db
+    .select({ id: conversations.id })
+    .from(conversations)
+    .where(and(eq(conversations.companyId, companyId), eq(conversations.id, id)))
+    .for('no key update');
+}
