@@ -98,6 +98,14 @@ async function harnessSuite(backend: 'pglite' | 'postgres', env: Record<string, 
         transcription: { status: string; reason: string | null; engine: string | null } | null;
       };
     },
+    /** How many transcript.ready events name the call. */
+    async readyEvents(id: string) {
+      const rows = await h.services.database.db
+        .select({ data: events.data })
+        .from(events)
+        .where(and(eq(events.companyId, c.id), eq(events.type, 'transcript.ready')));
+      return rows.filter((row) => (row.data as Record<string, unknown>).call_id === id).length;
+    },
     transcribe(id: string, key = c.key) {
       return h.request({ method: 'POST', url: `/api/v1/calls/${id}/transcribe`, key });
     },
@@ -166,6 +174,7 @@ for (const backend of BACKENDS) {
       assert.equal(call.transcription?.status, 'ready', call.transcription?.reason ?? '');
       assert.equal(call.transcript_source, 'transcription');
       assertPlaced(call.transcript ?? [], stereo.placed, ['agent', 'customer']);
+      assert.equal(await s.readyEvents(id), 2, 'each transcription wrote its transcript.ready');
 
       // A client's transcript is never transcribed over, whatever the speaker becomes.
       const transcript = [{ role: 'agent', text: 'from the client', start: 0, stop: 2 }];
@@ -177,6 +186,36 @@ for (const backend of BACKENDS) {
       assert.equal((await s.read(id)).transcription?.status, 'ready');
       await s.h.runJobs();
       assert.deepEqual((await s.read(id)).transcript, transcript);
+    });
+
+    it("keeps the engine's transcript when the recording's bytes are replaced by rejected ones", async () => {
+      const conversation_id = `replaced-${backend}`;
+      const created = await s.createCall({
+        conversation_id,
+        filename: 'call.wav',
+        content_type: 'audio/wav',
+        speaker: { separation: 'channels', channel_map: ['customer', 'agent'] },
+      });
+      await s.upload(created, stereo.path);
+      const id = await s.uuidOf(conversation_id);
+      await s.h.runJobs();
+      const transcribed = await s.read(id);
+      assert.equal(transcribed.transcription?.status, 'ready', transcribed.transcription?.reason ?? '');
+
+      // Chosen in docs/analysis.md: the text of what was said stays, though the recording is gone.
+      const replaced = await s.h.app.inject({
+        method: 'PUT',
+        url: pathOf(created.upload_url as string),
+        headers: { 'content-type': created.upload_content_type as string },
+        payload: Buffer.from('these bytes are not a recording\n'),
+      });
+      assert.equal(replaced.statusCode, 200, replaced.body);
+      await s.h.runJobs();
+      const after = await s.read(id);
+      assert.deepEqual(after.transcript, transcribed.transcript);
+      assert.equal(after.transcript_source, 'transcription');
+      assert.deepEqual(after.transcription, transcribed.transcription);
+      assert.equal(await s.readyEvents(id), 1);
     });
 
     it('gives a mono recording one speaker, unknown', async () => {
