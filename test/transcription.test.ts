@@ -98,6 +98,19 @@ async function harnessSuite(backend: 'pglite' | 'postgres', env: Record<string, 
         transcription: { status: string; reason: string | null; engine: string | null } | null;
       };
     },
+    /** A call of the stereo recording with the map [customer, agent], uploaded and its jobs run. */
+    async transcribedStereoCall(conversation_id: string) {
+      const created = await this.createCall({
+        conversation_id,
+        filename: 'call.wav',
+        content_type: 'audio/wav',
+        speaker: { separation: 'channels', channel_map: ['customer', 'agent'] },
+      });
+      await this.upload(created, stereo.path);
+      const id = await this.uuidOf(conversation_id);
+      await h.runJobs();
+      return { created, id };
+    },
     /** How many transcript.ready events name the call. */
     async readyEvents(id: string) {
       const rows = await h.services.database.db
@@ -153,15 +166,7 @@ for (const backend of BACKENDS) {
 
     it('transcribes again with the new roles when a create changes the channel map', async () => {
       const conversation_id = `remapped-${backend}`;
-      const created = await s.createCall({
-        conversation_id,
-        filename: 'call.wav',
-        content_type: 'audio/wav',
-        speaker: { separation: 'channels', channel_map: ['customer', 'agent'] },
-      });
-      await s.upload(created, stereo.path);
-      const id = await s.uuidOf(conversation_id);
-      await s.h.runJobs();
+      const { id } = await s.transcribedStereoCall(conversation_id);
       assertPlaced((await s.read(id)).transcript ?? [], stereo.placed, ['customer', 'agent']);
 
       await s.createCall({
@@ -190,15 +195,7 @@ for (const backend of BACKENDS) {
 
     it("keeps the engine's transcript when the recording's bytes are replaced by rejected ones", async () => {
       const conversation_id = `replaced-${backend}`;
-      const created = await s.createCall({
-        conversation_id,
-        filename: 'call.wav',
-        content_type: 'audio/wav',
-        speaker: { separation: 'channels', channel_map: ['customer', 'agent'] },
-      });
-      await s.upload(created, stereo.path);
-      const id = await s.uuidOf(conversation_id);
-      await s.h.runJobs();
+      const { created, id } = await s.transcribedStereoCall(conversation_id);
       const transcribed = await s.read(id);
       assert.equal(transcribed.transcription?.status, 'ready', transcribed.transcription?.reason ?? '');
 
