@@ -5,7 +5,7 @@
  * tag; Back through filters and from a call (the list comes back with its rows and scroll), focus after
  * Apply and "Load more", a shared URL's filters kept through Apply, the transcript following without moving
  * the window, the timeline by keyboard, a renewed recording link (a line clicked meanwhile plays from there)
- * and a refused one (the call shows, with a retry). Each page passes axe-core with no serious or critical
+ * and a refused one (the call shows, with a retry), a recording filed as a video in a video player. Each page passes axe-core with no serious or critical
  * violation; every request the page makes goes to the service's own origin and the Content-Security-Policy
  * reports nothing. The data is real: a
  * two-channel call of espeak-ng speech (scripts/analysis-set.ts) uploaded, verified and analysed by the
@@ -14,6 +14,7 @@
  * made, uploaded and analysed once (about 5 s). The served files' own tests are in web-app-build.test.ts.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -46,6 +47,7 @@ const WAIT = { timeout: 30_000 };
 declare const window: { seeks: number[]; scrollY: number };
 interface PageElement {
   currentTime: number;
+  videoWidth?: number;
   paused: boolean;
   src: string;
   readyState: number;
@@ -643,6 +645,64 @@ describe('the web app in a browser', { skip: missing }, () => {
       await page.getByText('Transcribed by the service: no speech was heard.').waitFor(WAIT);
       assert.equal(await page.locator('.transcript li').count(), 0);
       assert.equal(await page.getByText('Click a line').count(), 0);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('shows a recording filed as a video in a video player, which plays', async () => {
+    // A company of its own: the other tests count the first company's calls.
+    const v = await h.company();
+    const vKeys = await readKeys(v);
+    const mp4 = join(dir, 'call.mp4');
+    execFileSync('ffmpeg', [
+      ...['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=blue:s=320x240:d=6'],
+      ...['-i', recorded.path, '-t', '6', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', mp4],
+    ]);
+    const res = await h.request({
+      method: 'POST',
+      url: '/api/v1/call/create',
+      key: v.key,
+      body: {
+        agent_email: v.agent.email,
+        product_id: v.productId,
+        conversation_id: 'video-1',
+        filename: 'call.mp4',
+        content_type: 'video/mp4',
+      },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const created = res.json() as { upload_url: string; upload_content_type: string };
+    const put = await fetch(created.upload_url, {
+      method: 'PUT',
+      headers: { 'content-type': created.upload_content_type },
+      body: await readFile(mp4),
+    });
+    assert.equal(put.status, 200);
+    const id = (await get(h, '/api/v1/calls?conversation_id=video-1', vKeys.admin)).json().calls[0].id;
+    let media: { status?: string } | null = null;
+    for (let i = 0; i < 600 && media?.status !== 'ready'; i++) {
+      if (i > 0) await sleep(100);
+      media = (await get(h, `/api/v1/calls/${id}`, vKeys.admin)).json().media;
+      assert.notEqual(media?.status, 'rejected', JSON.stringify(media));
+    }
+    assert.equal(media?.status, 'ready', 'the upload was verified within a minute');
+
+    const { page, cspReports } = await openPage();
+    try {
+      await signIn(page, vKeys.admin);
+      await page.goto(`${baseUrl}/app/calls/${id}`);
+      await page.getByRole('heading', { name: 'Call video-1' }).waitFor(WAIT);
+      await page.locator('video.media').waitFor(WAIT);
+      assert.equal(await page.locator('audio').count(), 0, 'one player, the video');
+      await page.waitForFunction(() => (document.querySelector('video')?.videoWidth ?? 0) > 0, null, WAIT);
+      assert.equal(await page.evaluate('document.querySelector("video").videoWidth'), 320);
+      await page.evaluate(
+        '(() => { const v = document.querySelector("video"); v.muted = true; return v.play(); })()',
+      );
+      await page.waitForFunction(() => (document.querySelector('video')?.currentTime ?? 0) > 0.2, null, WAIT);
+      assert.deepEqual(await axeViolations(page), []);
+      assert.deepEqual(cspReports, []);
     } finally {
       await page.close();
     }

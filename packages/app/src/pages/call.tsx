@@ -2,6 +2,7 @@
  * One call: the recording's player with its waveform, the transcript that follows playback, the analysis
  * with a speech timeline per party, tags, metadata, uploads and linked handoff records.
  */
+import type { Ref } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   ApiError,
@@ -30,18 +31,19 @@ function messageOf(error: unknown): string {
 }
 
 /**
- * The player: <audio> from the signed URL (same origin, ranges), its waveform, and the time it is at. A
+ * The player: <audio> (or <video> for a recording filed as a video) from the signed URL (same origin,
+ * ranges), its waveform, and the time it is at. A
  * seek asked while the element has no resource (its URL expired and a new one is on its way) is kept in
  * `wanted` and made once the new source has its metadata.
  */
 function usePlayer() {
-  const audio = useRef<HTMLAudioElement>(null);
+  const media = useRef<HTMLMediaElement>(null);
   const [time, setTime] = useState(0);
   const [duration, setDuration] = useState(0);
   const wanted = useRef<Wanted | null>(null);
-  // While playing, follow the audio each frame (timeupdate alone fires only ~4 times a second).
+  // While playing, follow the recording each frame (timeupdate alone fires only ~4 times a second).
   useEffect(() => {
-    const el = audio.current;
+    const el = media.current;
     if (!el) return;
     let frame = 0;
     const tick = () => {
@@ -75,12 +77,12 @@ function usePlayer() {
     };
   });
   /** Goes to `at` (and plays from there): now, or once the element has a resource again. */
-  const go = (el: HTMLAudioElement, at: number, play: boolean) => {
+  const go = (el: HTMLMediaElement, at: number, play: boolean) => {
     el.currentTime = at;
     if (play) void el.play().catch(() => {});
   };
   const seek = (seconds: number, play = false) => {
-    const el = audio.current;
+    const el = media.current;
     if (!el) return;
     const at = Math.max(0, seconds);
     wanted.current = { at, play };
@@ -88,7 +90,7 @@ function usePlayer() {
     if (el.error || el.readyState === 0) return;
     go(el, at, play);
   };
-  return { audio, time, duration, seek, wanted, go };
+  return { media, time, duration, seek, wanted, go };
 }
 
 /** Why the recording cannot be played now, with a retry that waits out the service's Retry-After. */
@@ -132,14 +134,14 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
   }, [shown]);
 
   // The player's source: the signed URL, asked again when the element fails on an expired one.
-  const [audioSrc, setAudioSrc] = useState<string | null>(null);
+  const [mediaSrc, setMediaSrc] = useState<string | null>(null);
   const lastRefresh = useRef(0);
   const freshUrl = useRef<string | null>(null);
   const linkRef = useRef<RecordingLink | null>(null);
   // Where the player was while it had a resource (a new source resets currentTime to 0 before failing).
   const lastPosition = useRef(0);
-  const onAudioTime = (event: Event) => {
-    const el = event.currentTarget as HTMLAudioElement;
+  const onMediaTime = (event: Event) => {
+    const el = event.currentTarget as HTMLMediaElement;
     if (el.readyState >= 1) lastPosition.current = el.currentTime;
   };
 
@@ -194,7 +196,7 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
   // instead of leaving a player that does nothing.
   const [renewFailure, setRenewFailure] = useState<LinkFailure | null>(null);
   const renew = async (notBefore = 0) => {
-    const el = player.audio.current;
+    const el = player.media.current;
     if (!el) return;
     setLinkLoading(true);
     const wait = notBefore - Date.now();
@@ -218,11 +220,11 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
     freshUrl.current = fresh.url;
     // URLs are signed to the second, so the new one may be the one the page already gave the element (and
     // a new state would change nothing): then it is put back in the element, if something replaced it.
-    if ((audioSrc ?? link?.url) !== fresh.url) setAudioSrc(fresh.url);
+    if ((mediaSrc ?? link?.url) !== fresh.url) setMediaSrc(fresh.url);
     else if (el.getAttribute('src') !== fresh.url) el.src = fresh.url;
   };
-  const onAudioError = async () => {
-    const el = player.audio.current;
+  const onMediaError = async () => {
+    const el = player.media.current;
     if (!el) return;
     if (el.currentSrc === freshUrl.current && Date.now() - lastRefresh.current < 5000) {
       // The new URL failed too: not the link, the recording itself (storage refused it, or it is damaged).
@@ -233,8 +235,8 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
     player.wanted.current ??= { at: lastPosition.current, play: !el.paused };
     await renew();
   };
-  const onAudioMetadata = () => {
-    const el = player.audio.current;
+  const onMediaMetadata = () => {
+    const el = player.media.current;
     const wanted = player.wanted.current;
     if (el && wanted) player.go(el, wanted.at, wanted.play);
   };
@@ -268,6 +270,18 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
       </p>
     );
   const roles = call.speaker.channel_map ?? [];
+  // What <audio> and <video> share: a recording filed as a video is shown, since a reviewer may need to see it.
+  const mediaProps = link
+    ? {
+        src: mediaSrc ?? link.url,
+        controls: true,
+        preload: 'metadata' as const,
+        onError: onMediaError,
+        onLoadedMetadata: onMediaMetadata,
+        onTimeUpdate: onMediaTime,
+        onSeeked: onMediaTime,
+      }
+    : undefined;
   const seekAndPlay = link ? (s: number) => player.seek(s, true) : undefined;
   return (
     <article class="call" aria-labelledby="call-title">
@@ -289,18 +303,17 @@ export function CallPage({ id, onSignedOut }: { id: string; onSignedOut: () => v
           <h2 id="player-title">Recording</h2>
           {link ? (
             <>
-              {/* biome-ignore lint/a11y/useMediaCaption: the transcript beside the player is the text of the call */}
-              <audio
-                ref={player.audio}
-                src={audioSrc ?? link.url}
-                controls
-                preload="metadata"
-                class="audio"
-                onError={onAudioError}
-                onLoadedMetadata={onAudioMetadata}
-                onTimeUpdate={onAudioTime}
-                onSeeked={onAudioTime}
-              />
+              {/* No <track>: the transcript beside the player is the text of the call. */}
+              {link.content_type.startsWith('video/') ? (
+                <video
+                  ref={player.media as Ref<HTMLVideoElement>}
+                  {...mediaProps}
+                  class="media video"
+                  playsInline
+                />
+              ) : (
+                <audio ref={player.media as Ref<HTMLAudioElement>} {...mediaProps} class="media" />
+              )}
               {renewFailure && (
                 <RetryAlert
                   lead="The recording link could not be renewed"
