@@ -1,9 +1,10 @@
 /** The integrator commands of `cqs` as a script runs them: a real child process against a listening server. */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { footprint } from './helpers/calls.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import { createRecord, finalizeRecord } from './helpers/handoffs.ts';
 import { BACKENDS, type Harness } from './helpers/harness.ts';
@@ -50,6 +51,26 @@ for (const backend of BACKENDS) {
       const run = await cqs([...args, '--json'], env).done;
       assert.equal(run.code, 6, run.err);
       assert.equal(JSON.parse(run.out).status, 'rejected');
+    });
+
+    it('calls upload of an empty or a too large file exits 2 and creates no call', async () => {
+      const empty = join(dir, 'empty.wav');
+      await writeFile(empty, '');
+      const huge = join(dir, 'huge.wav');
+      await writeFile(huge, '');
+      await truncate(huge, 250_000_000);
+      const before = await footprint(h, c);
+      for (const [path, says] of [
+        [empty, /empty \(0 bytes\)/],
+        [huge, /250000000 bytes; the service takes recordings under 250000000 bytes/],
+      ] as const) {
+        const args = ['calls', 'upload', path, '--agent', c.agent.email, '--product', String(c.productId)];
+        const run = await cqs([...args, '--json'], env).done;
+        assert.equal(run.code, 2, run.err);
+        assert.match(JSON.parse(run.out).error, says);
+        assert.match(run.err, says);
+      }
+      assert.deepEqual(await footprint(h, c), before);
     });
 
     it('calls tag, products, and exit codes 2 and 5', async () => {

@@ -227,7 +227,7 @@ describe('client uploads the storage refuses', () => {
     }
   });
 
-  it('uploadRecording refuses 250,000,000 bytes or more before it creates the call', async () => {
+  it('uploadRecording refuses 250,000,000 bytes or more, or none, before it creates the call', async () => {
     let requests = 0;
     let puts = 0;
     const client = new CqsClient({
@@ -249,6 +249,12 @@ describe('client uploads the storage refuses', () => {
       await assert.rejects(
         client.uploadRecording({ ...call, body: source(bytes) }),
         (e: Error) => e instanceof RangeError && e.message.includes(String(bytes)),
+      );
+    }
+    for (const body of [source(0), new Uint8Array(0)]) {
+      await assert.rejects(
+        client.uploadRecording({ ...call, body }),
+        (e: Error) => e instanceof RangeError && e.message.includes('empty (0 bytes)'),
       );
     }
     assert.equal(requests, 0, 'no call was created');

@@ -177,8 +177,8 @@ export class CqsClient {
 
   /**
    * Creates the call, PUTs the recording with progress and retries, and waits for an end state: `ready`,
-   * `rejected` or `expired`. A recording of MAX_UPLOAD_BYTES (250,000,000) bytes or more is a RangeError
-   * before anything is created. An error thrown once the call exists carries its ids as `error.upload`
+   * `rejected` or `expired`. An empty recording, or one of MAX_UPLOAD_BYTES (250,000,000) bytes or more, is
+   * a RangeError before anything is created. An error thrown once the call exists carries its ids as `error.upload`
    * (`{ upload_id, conversation_id }`), except an abort's reason, which is rethrown as it is.
    */
   async uploadRecording(
@@ -187,8 +187,13 @@ export class CqsClient {
   ): Promise<UploadRecordingResult> {
     const { filename, contentType, body, size, ...call } = input;
     const prepared = prepareBody(body, size);
-    // The service refuses it anyway, but only after the call is made (left with a pending upload) and,
-    // on S3, after the whole file was sent.
+    // The service refuses both anyway, but only after the call is made (left with a pending or rejected
+    // upload) and, on S3, after the whole file was sent. An empty file is a recording that failed to write.
+    if (prepared.size === 0) {
+      throw new RangeError(
+        'uploadRecording: the recording is empty (0 bytes); the service rejects a file with no audio or video',
+      );
+    }
     if (prepared.size >= MAX_UPLOAD_BYTES) {
       throw new RangeError(
         `uploadRecording: the recording is ${prepared.size} bytes; the service takes recordings under ${MAX_UPLOAD_BYTES} bytes (250 MB)`,
