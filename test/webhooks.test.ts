@@ -62,6 +62,16 @@ describe('webhook URL rule', () => {
     ]) {
       await assert.rejects(checkWebhookUrl(url, false), /url/, url);
     }
+    // What a developer with a receiver on their own machine needs to know; another scheme is never taken.
+    for (const url of ['http://example.com/hook', 'https://127.0.0.1/hook']) {
+      await assert.rejects(
+        checkWebhookUrl(url, false),
+        /only when the service runs with WEBHOOK_ALLOW_PRIVATE=true/,
+      );
+    }
+    await assert.rejects(checkWebhookUrl('ftp://example.com/hook', false), {
+      message: 'url: must be an https URL',
+    });
     await checkWebhookUrl('https://93.184.215.14/hook', false);
     await checkWebhookUrl('https://[::5db8:d70e]/hook', false); // 93.184.215.14, IPv4-compatible
     await checkWebhookUrl('https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/hook', false);

@@ -72,7 +72,8 @@ export async function checkWebhookUrl(
   }
   if (parsed.username || parsed.password) throw new ValidationError('must not carry credentials', 'url');
   if (allowPrivate) return;
-  if (parsed.protocol !== 'https:') throw new ValidationError('must be an https URL', 'url');
+  // The hint is for a developer pointing a local service at a receiver on their machine.
+  if (parsed.protocol !== 'https:') throw new ValidationError(`must be an https URL${PRIVATE_HINT}`, 'url');
   const host = parsed.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   if (ipaddr.isValid(host)) {
@@ -88,8 +89,16 @@ export async function checkWebhookUrl(
     }
   }
   const bad = addresses.find((a) => !isPublicAddress(a));
-  if (bad) throw new ValidationError(`${host} resolves to ${bad}, which is not a public address`, 'url');
+  if (bad) {
+    throw new ValidationError(
+      `${host} resolves to ${bad}, which is not a public address${PRIVATE_HINT}`,
+      'url',
+    );
+  }
 }
+
+const PRIVATE_HINT =
+  ' (http and private addresses are taken only when the service runs with WEBHOOK_ALLOW_PRIVATE=true)';
 
 function notFound(id: string): NotFoundError {
   return new NotFoundError(`webhook endpoint ${id} not found`);
