@@ -31,6 +31,7 @@ import { verifyUpload } from '../src/domain/uploads/verification.ts';
 import { conversationOf, post, putUpload } from './helpers/calls.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import { type Harness, startHarness } from './helpers/harness.ts';
+import { pollUntil } from './helpers/poll.ts';
 
 const RECORDING = { filename: 'call.wav', content_type: 'audio/wav' };
 const SPEAKER = { separation: 'channels', channel_map: ['agent', 'customer'] };
@@ -136,16 +137,18 @@ describe('concurrent changes of what a call has (PostgreSQL)', {
     const pid = await holding;
     const other = during();
     try {
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const { rows } = await watcher.query<{ n: number }>(
-          'select count(*)::int as n from pg_stat_activity where $1::int = any(pg_blocking_pids(pid))',
-          [pid],
-        );
-        if ((rows[0]?.n ?? 0) > 0) break;
-        assert.ok(Date.now() < deadline, 'the other change never waited for the verification');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      const waiting = async () =>
+        (
+          await watcher.query<{ n: number }>(
+            'select count(*)::int as n from pg_stat_activity where $1::int = any(pg_blocking_pids(pid))',
+            [pid],
+          )
+        ).rows[0]?.n ?? 0;
+      await pollUntil(waiting, (n) => n > 0, {
+        timeoutMs: 20_000,
+        everyMs: 20,
+        what: () => 'the other change never waited for the verification',
+      });
     } finally {
       release();
     }

@@ -21,13 +21,13 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { type LabelledCall, makeLabelledCall } from '../scripts/analysis-set.ts';
 import { updateUser } from '../src/adapters/db/repositories/users.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import type { Harness } from './helpers/harness.ts';
 import { startListening } from './helpers/listening.ts';
+import { pollUntil } from './helpers/poll.ts';
 import { get, makeCall, type ReadKeys, readKeys } from './helpers/reads.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -148,13 +148,14 @@ describe('the web app in a browser', { skip: missing }, () => {
     const list = await get(h, '/api/v1/calls?conversation_id=recorded-1', keys.admin);
     callId = list.json().calls[0].id;
     // The listening harness's worker verifies and analyses the recording; setup waits for both.
-    let analysis: { status?: string } | null = null;
-    for (let i = 0; i < 1800 && analysis?.status !== 'ready'; i++) {
-      if (i > 0) await sleep(100);
-      analysis = (await get(h, `/api/v1/calls/${callId}`, keys.admin)).json().analysis;
-      assert.notEqual(analysis?.status, 'failed', JSON.stringify(analysis));
-    }
-    assert.equal(analysis?.status, 'ready', 'the recording was analysed within 3 minutes');
+    await pollUntil(
+      async () => (await get(h, `/api/v1/calls/${callId}`, keys.admin)).json().analysis,
+      (analysis: { status?: string } | null) => {
+        assert.notEqual(analysis?.status, 'failed', JSON.stringify(analysis));
+        return analysis?.status === 'ready';
+      },
+      { timeoutMs: 180_000, everyMs: 100, what: () => 'the recording was analysed within 3 minutes' },
+    );
     if (shots) await mkdir(shots, { recursive: true });
     browser = await chromium.launchPersistentContext(join(dir, 'profile'), {
       executablePath: CHROMIUM,
@@ -680,13 +681,14 @@ describe('the web app in a browser', { skip: missing }, () => {
     });
     assert.equal(put.status, 200);
     const id = (await get(h, '/api/v1/calls?conversation_id=video-1', vKeys.admin)).json().calls[0].id;
-    let media: { status?: string } | null = null;
-    for (let i = 0; i < 600 && media?.status !== 'ready'; i++) {
-      if (i > 0) await sleep(100);
-      media = (await get(h, `/api/v1/calls/${id}`, vKeys.admin)).json().media;
-      assert.notEqual(media?.status, 'rejected', JSON.stringify(media));
-    }
-    assert.equal(media?.status, 'ready', 'the upload was verified within a minute');
+    await pollUntil(
+      async () => (await get(h, `/api/v1/calls/${id}`, vKeys.admin)).json().media,
+      (media: { status?: string } | null) => {
+        assert.notEqual(media?.status, 'rejected', JSON.stringify(media));
+        return media?.status === 'ready';
+      },
+      { timeoutMs: 60_000, everyMs: 100, what: () => 'the upload was verified within a minute' },
+    );
 
     const { page, cspReports } = await openPage();
     try {

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { createCall } from './helpers/calls.ts';
 import { addWebhookEndpoint } from './helpers/events.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
+import { pollUntil } from './helpers/poll.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
 
 for (const backend of BACKENDS) {
@@ -41,15 +42,13 @@ for (const backend of BACKENDS) {
         (await h.request({ method: 'GET', url: `/api/v1/webhooks/${endpointId}/deliveries`, key })).json()
           .deliveries as { id: string; status: string }[];
       /** Polls the endpoint's newest delivery until it has `status`, for at most 15 s. */
-      const untilStatus = async (status: string) => {
-        const deadline = Date.now() + 15_000;
-        for (;;) {
-          const [newest] = await deliveriesOf();
-          if (newest?.status === status) return newest;
-          assert.ok(Date.now() < deadline, `the delivery is ${newest?.status}, not ${status}`);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-      };
+      const untilStatus = async (status: string) =>
+        (
+          await pollUntil(deliveriesOf, ([newest]) => newest?.status === status, {
+            timeoutMs: 15_000,
+            what: ([newest]) => `the delivery is ${newest?.status}, not ${status}`,
+          })
+        )[0] as { id: string; status: string };
       // The receiver has the request before the sender has recorded its answer.
       const delivery = await untilStatus('delivered');
       const patched = await h.request({

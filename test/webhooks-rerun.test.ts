@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { createCall } from './helpers/calls.ts';
 import { addWebhookEndpoint } from './helpers/events.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
+import { pollUntil } from './helpers/poll.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
 
 for (const backend of BACKENDS) {
@@ -49,13 +50,12 @@ for (const backend of BACKENDS) {
       // The job claimed a batch of one and is waiting for its answer.
       await receiver.waitFor((got) => got.length >= 1, 15_000);
       for (let i = 1; i <= 3; i++) await createCall(h, c, `rerun-${i}`);
-      const deadline = Date.now() + 15_000;
-      for (;;) {
-        const res = await h.request({ method: 'GET', url: `/api/v1/webhooks/${endpointId}/deliveries`, key });
-        if ((res.json() as { deliveries: unknown[] }).deliveries.length >= 4) break;
-        assert.ok(Date.now() < deadline, 'the three later events were fanned out');
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await pollUntil(
+        async () =>
+          (await h.request({ method: 'GET', url: `/api/v1/webhooks/${endpointId}/deliveries`, key })).json(),
+        (page: { deliveries: unknown[] }) => page.deliveries.length >= 4,
+        { timeoutMs: 15_000, what: () => 'the three later events were fanned out' },
+      );
       assert.equal(receiver.received.length, 1, 'nothing else was sent while the first send was held');
       const released = Date.now();
       releaseFirst();

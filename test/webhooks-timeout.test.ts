@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { post } from './helpers/calls.ts';
 import { addWebhookEndpoint } from './helpers/events.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
+import { pollUntil } from './helpers/poll.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
 
 interface Delivery {
@@ -57,14 +58,18 @@ for (const backend of BACKENDS) {
       await receiver.waitFor((got) => got.length >= 2);
       const [first, second] = receiver.received;
       assert.equal(second?.headers['webhook-id'], first?.headers['webhook-id'], 'the same webhook-id');
-      let delivery: Delivery | undefined;
-      const deadline = Date.now() + 30_000;
-      while (delivery?.status !== 'delivered') {
-        assert.ok(Date.now() < deadline, `not delivered: ${JSON.stringify(delivery)}`);
-        await new Promise((r) => setTimeout(r, 50));
-        const res = await h.request({ method: 'GET', url: `/api/v1/webhooks/${endpointId}/deliveries`, key });
-        delivery = (res.json().deliveries as Delivery[])[0];
-      }
+      const delivery = (await pollUntil(
+        async () => {
+          const res = await h.request({
+            method: 'GET',
+            url: `/api/v1/webhooks/${endpointId}/deliveries`,
+            key,
+          });
+          return (res.json().deliveries as Delivery[])[0];
+        },
+        (newest) => newest?.status === 'delivered',
+        { what: (newest) => `not delivered: ${JSON.stringify(newest)}` },
+      )) as Delivery;
       const [abandoned, retried] = delivery.attempts;
       assert.equal(abandoned?.status_code, null);
       assert.match(String(abandoned?.error), /no answer within 1000 ms/);

@@ -11,10 +11,11 @@ import { webhookEndpoints } from '../src/adapters/db/schema.ts';
 import { sendWebhook } from '../src/adapters/http/webhook-sender.ts';
 import { checkWebhookUrl } from '../src/domain/webhooks/endpoints.ts';
 import { signWebhook, webhookHeaders } from '../src/domain/webhooks/signing.ts';
-import { post } from './helpers/calls.ts';
+import { createCall, post } from './helpers/calls.ts';
 import { settleEvents } from './helpers/events.ts';
 import type { TestCompany } from './helpers/fixtures.ts';
 import { BACKENDS, type Harness, startHarness } from './helpers/harness.ts';
+import { pollUntil } from './helpers/poll.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
 
 describe('webhook signatures', () => {
@@ -136,15 +137,6 @@ for (const backend of BACKENDS) {
       return res.json() as { id: string; secret: string; types: string[] | null };
     }
 
-    async function createCall(c: TestCompany, conversationId: string) {
-      const res = await post(h, c, '/api/v1/call/create', {
-        agent_email: c.agent.email,
-        product_id: c.productId,
-        conversation_id: conversationId,
-      });
-      assert.equal(res.statusCode, 200, res.body);
-    }
-
     async function deliveries(key: string, id: string) {
       const res = await h.request({ method: 'GET', url: `/api/v1/webhooks/${id}/deliveries`, key });
       assert.equal(res.statusCode, 200, res.body);
@@ -162,13 +154,9 @@ for (const backend of BACKENDS) {
       id: string,
       predicate: (list: Awaited<ReturnType<typeof deliveries>>) => boolean,
     ) {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const list = await deliveries(key, id);
-        if (predicate(list)) return list;
-        if (Date.now() > deadline) throw new Error(`deliveries: ${JSON.stringify(list)}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      return pollUntil(() => deliveries(key, id), predicate, {
+        what: (list) => `deliveries: ${JSON.stringify(list)}`,
+      });
     }
 
     it('manages endpoints: create with a whsec_ secret, list, show, change, delete; admins with the scope only', async () => {
@@ -235,7 +223,7 @@ for (const backend of BACKENDS) {
       const stops = await receiver();
       const everything = await createEndpoint(key, { url: all.url });
       await createEndpoint(key, { url: stops.url, types: ['call.stopped'] });
-      await createCall(c, 'w-1');
+      await createCall(h, c, 'w-1');
       await post(h, c, '/api/v1/call/start', { agent_email: c.agent.email, conversation_id: 'w-1' });
       await post(h, c, '/api/v1/call/stop', { agent_email: c.agent.email, conversation_id: 'w-1' });
       await all.waitFor((r) => r.length >= 3);
@@ -277,7 +265,7 @@ for (const backend of BACKENDS) {
         else res.writeHead(204).end();
       };
       const endpoint = await createEndpoint(key, { url: flaky.url });
-      await createCall(c, 'r-1');
+      await createCall(h, c, 'r-1');
       await flaky.waitFor((r) => r.length >= 3);
       assert.equal(new Set(flaky.received.map((r) => r.headers['webhook-id'])).size, 1, 'one webhook-id');
       assert.equal(target.received.length, 0, 'the redirect was not followed');
@@ -299,7 +287,7 @@ for (const backend of BACKENDS) {
         res.writeHead(503).end('down');
       };
       const endpoint = await createEndpoint(key, { url: down.url });
-      await createCall(c, 'f-1');
+      await createCall(h, c, 'f-1');
       const [delivery] = await waitForDeliveries(key, endpoint.id, (l) => l[0]?.status === 'failed');
       assert.equal(delivery?.attempts.length, 4, 'the first attempt and three retries');
     });
@@ -315,7 +303,7 @@ for (const backend of BACKENDS) {
       };
       await createEndpoint(key, { url: slow.url });
       await createEndpoint(key, { url: fast.url });
-      for (let i = 0; i < 5; i++) await createCall(c, `s-${i}`);
+      for (let i = 0; i < 5; i++) await createCall(h, c, `s-${i}`);
       await fast.waitFor((r) => r.length >= 5);
       assert.equal(
         slow.received.length,
@@ -339,9 +327,9 @@ for (const backend of BACKENDS) {
         else setTimeout(() => res.writeHead(200).end(), 600);
       };
       const endpoint = await createEndpoint(key, { url: r.url, types: ['call.created'] });
-      await createCall(c, 'w-0');
+      await createCall(h, c, 'w-0');
       await r.waitFor((got) => got.length >= 1);
-      for (let i = 1; i <= 3; i++) await createCall(c, `w-${i}`);
+      for (let i = 1; i <= 3; i++) await createCall(h, c, `w-${i}`);
       await waitForDeliveries(key, endpoint.id, (l) => l.length >= 4);
       const released = Date.now();
       releaseFirst();
@@ -389,7 +377,7 @@ for (const backend of BACKENDS) {
       assert.equal(rotated.statusCode, 200, rotated.body);
       const { secret } = rotated.json();
       assert.notEqual(secret, endpoint.secret);
-      await createCall(c, 'rot-1');
+      await createCall(h, c, 'rot-1');
       await r.waitFor((got) => got.length >= 1);
       const got = r.received[0];
       assert.equal(String(got?.headers['webhook-signature']).split(' ').length, 2);
@@ -410,14 +398,12 @@ for (const backend of BACKENDS) {
         .update(webhookEndpoints)
         .set({ failingSince: sql`now() - interval '5 days 1 minute'` })
         .where(and(eq(webhookEndpoints.companyId, c.id), eq(webhookEndpoints.id, endpoint.id)));
-      await createCall(c, 'd-1');
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const shown = await h.request({ method: 'GET', url: `/api/v1/webhooks/${endpoint.id}`, key });
-        if (shown.json().enabled === false) break;
-        assert.ok(Date.now() < deadline, 'the endpoint was not disabled');
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await createCall(h, c, 'd-1');
+      await pollUntil(
+        async () => (await h.request({ method: 'GET', url: `/api/v1/webhooks/${endpoint.id}`, key })).json(),
+        (shown) => shown.enabled === false,
+        { what: () => 'the endpoint was not disabled' },
+      );
       await settleEvents(h);
       const feed = (
         await h.request({ method: 'GET', url: '/api/v1/events?type=webhook.disabled', key })
@@ -425,7 +411,7 @@ for (const backend of BACKENDS) {
       assert.equal(feed.events.length, 1);
       assert.equal(feed.events[0].data.webhook_id, endpoint.id);
       assert.match(h.logs(), /webhook endpoint disabled/);
-      await createCall(c, 'd-2');
+      await createCall(h, c, 'd-2');
       await settleEvents(h);
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(down.received.length, 1, 'a disabled endpoint gets nothing');
