@@ -102,6 +102,22 @@ for (const backend of BACKENDS) {
       assert.equal(rest, '');
     });
 
+    it('calls list keeps its columns for a conversation_id the service made (a UUID)', async () => {
+      await client.createCall({
+        agent_email: c.agent.email,
+        product_id: c.productId,
+        tags: [{ key: 'made_id', value: 'yes', type: 'string' }],
+      });
+      const run = await cqs(['calls', 'list', '--tag', 'made_id:yes'], env);
+      assert.equal(run.code, 0, run.err);
+      const [header, row] = run.out.split('\n');
+      assert.match(
+        row ?? '',
+        /\s[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\s+made_id=yes$/,
+      );
+      assert.equal(row?.indexOf('made_id=yes'), header?.indexOf('TAGS'), `aligned:\n${run.out}`);
+    });
+
     it('prints control characters of stored values visibly, not to the terminal', async () => {
       // Any key with the calls scope can store a tag that, printed raw, sets the terminal's title, clears
       // the line and forges a row.

@@ -67,7 +67,8 @@ const COLUMNS = [
   ['STATE', 7],
   ['MEDIA', 8],
   ['AGENT', 28],
-  ['CONVERSATION', 24],
+  // As wide as the UUID the service makes a conversation_id of when the client sends none.
+  ['CONVERSATION', 36],
   ['TAGS', 0],
 ] as const;
 
