@@ -49,19 +49,16 @@ export async function runIntegrator(flags: ConnectionFlags, body: () => Promise<
   try {
     await body();
   } catch (error) {
-    // The client's RangeErrors are arguments it refuses before any request (a file too large or empty).
     const code =
       error instanceof CliError
         ? error.exitCode
-        : error instanceof RangeError
-          ? EXIT.usage
-          : error instanceof CqsError
-            ? error.status >= 500 || error.status === 429
-              ? EXIT.serverError
-              : EXIT.apiError
-            : error instanceof CqsTimeoutError
-              ? EXIT.timeout
-              : EXIT.serverError;
+        : error instanceof CqsError
+          ? error.status >= 500 || error.status === 429
+            ? EXIT.serverError
+            : EXIT.apiError
+          : error instanceof CqsTimeoutError
+            ? EXIT.timeout
+            : EXIT.serverError;
     const message = error instanceof Error ? error.message : String(error);
     if (flags.json) {
       const status = error instanceof CqsError ? error.status : undefined;

@@ -178,8 +178,8 @@ export class CqsClient {
   /**
    * Creates the call, PUTs the recording with progress and retries, and waits for an end state: `ready`,
    * `rejected` or `expired`. An empty recording, or one of MAX_UPLOAD_BYTES (250,000,000) bytes or more, is
-   * a RangeError before anything is created. An error thrown once the call exists carries its ids as `error.upload`
-   * (`{ upload_id, conversation_id }`), except an abort's reason, which is rethrown as it is.
+   * a RangeError before anything is created. An error thrown once the call exists carries its ids as
+   * `error.upload` (`{ upload_id, conversation_id }`), except an abort's reason, which is rethrown as it is.
    */
   async uploadRecording(
     input: UploadRecordingInput,

@@ -124,7 +124,7 @@ async function upload(file: string, flags: UploadFlags): Promise<void> {
     throw new CliError(`cannot read ${file}: ${error.message}`, EXIT.usage);
   });
   const contentType = flags.contentType ?? VIDEO_TYPES[extname(file).toLowerCase()];
-  const { upload, status } = await client.uploadRecording(
+  const uploading = client.uploadRecording(
     {
       agent_email: flags.agent,
       product_id: flags.product,
@@ -139,6 +139,10 @@ async function upload(file: string, flags: UploadFlags): Promise<void> {
     },
     { onProgress: progressReporter() },
   );
+  // The client refuses a file that is empty or too large with a RangeError, before it makes the call.
+  const { upload, status } = await uploading.catch((error: unknown) => {
+    throw error instanceof RangeError ? new CliError(error.message, EXIT.usage) : error;
+  });
   if (flags.json) printJson(status);
   else {
     const reason = status.reason ? ` (${status.reason})` : '';

@@ -32,9 +32,8 @@ function messageOf(error: unknown): string {
 
 /**
  * The player: <audio> (or <video> for a recording filed as a video) from the signed URL (same origin,
- * ranges), its waveform, and the time it is at. A
- * seek asked while the element has no resource (its URL expired and a new one is on its way) is kept in
- * `wanted` and made once the new source has its metadata.
+ * ranges), its waveform, and the time it is at. A seek asked while the element has no resource (its URL
+ * expired and a new one is on its way) is kept in `wanted` and made once the new source has its metadata.
  */
 function usePlayer() {
   const media = useRef<HTMLMediaElement>(null);

@@ -54,9 +54,11 @@ export async function findConversationByUuid(
 }
 
 /**
- * Locks the call's row until the transaction ends, so that what chooses the runs of its analysis and
- * transcription (a verdict on an upload, a change of speaker) is taken one at a time, each seeing what the
- * one before committed. FOR NO KEY UPDATE: an upload or a tag may still be inserted under the call.
+ * Locks the call's row until the transaction ends. A verdict on an upload takes it first, so that it and
+ * anything else that chooses what the call's analysis and transcription are of (another verdict, which
+ * locks it too; a create that changes the speaker or sends a transcript, which updates the row) take turns,
+ * each seeing what the one before committed. FOR NO KEY UPDATE: an upload or a tag may still be inserted
+ * under the call.
  */
 export async function lockCallForRuns(db: Db, companyId: string, id: string): Promise<void> {
   await db
