@@ -62,5 +62,11 @@ describe('OpenAPI document and docs page', () => {
     }
     const init = await h.request({ method: 'GET', url: '/api/v1/docs/static/swagger-initializer.js' });
     assert.match(init.body, /"validatorUrl":\s*null/, 'no call to the public validator');
+    // Served over plain http on a private network (not loopback, which browsers exempt), a page whose policy
+    // upgrades insecure requests asks for its assets over https and stays blank.
+    const index = await h.request({ method: 'GET', url: '/api/v1/docs/static/index.html' });
+    const csp = String(index.headers['content-security-policy']);
+    assert.match(csp, /script-src 'self'/);
+    assert.doesNotMatch(csp, /upgrade-insecure-requests|validator\.swagger\.io/);
   });
 });
