@@ -125,6 +125,9 @@ for (const backend of BACKENDS) {
         assert.equal(res.statusCode, 422, `${query}: ${res.body}`);
         assert.equal(typeof res.json().error, 'string');
       }
+      // Named as the schema's own errors name the parameter, and said as the calls list says it.
+      const malformed = await get(key, '?after=nonsense');
+      assert.equal(malformed.json().error, 'query.after: is not a cursor this service made');
     });
 
     /** A company with calls `<prefix>-1` and `<prefix>-2` whose events are 40 days old, then `kept`, and a cursor after the first. */

@@ -25,12 +25,13 @@ export function encodeCursor(position: Position): string {
 }
 
 /** The position of a cursor; ValidationError naming `field` when it is not one this service made. */
-export function decodeCursor(cursor: string, field = 'after'): Position {
+export function decodeCursor(cursor: string, field = 'query.after'): Position {
   const match = /^[A-Za-z0-9_-]+$/.test(cursor)
     ? CURSOR_TEXT.exec(Buffer.from(cursor, 'base64url').toString())
     : null;
   const seq = Number(match?.[2]);
-  if (!match?.[1] || !Number.isSafeInteger(seq)) throw new ValidationError('is not a valid cursor', field);
+  if (!match?.[1] || !Number.isSafeInteger(seq))
+    throw new ValidationError('is not a cursor this service made', field);
   return { txid: match[1], seq };
 }
 
