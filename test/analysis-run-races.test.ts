@@ -104,6 +104,17 @@ describe('concurrent changes of what a call has (PostgreSQL)', {
     return row?.uploadId;
   }
 
+  /** A call with the 12 s recording uploaded and analysed, then the 6 s one sent and not yet verified. */
+  async function analysedThenSent(conversation_id: string) {
+    const first = await created({ conversation_id, ...RECORDING, speaker: SPEAKER });
+    await putUpload(h, first, longer);
+    await h.runJobs();
+    const { id } = await conversationOf(h, c, conversation_id);
+    const second = await created({ conversation_id, ...RECORDING });
+    await putUpload(h, second, shorter);
+    return { first, id, second };
+  }
+
   /**
    * Verifies `uploadId` with its transaction held open where it queues the analysis; `during` runs then and
    * is awaited until PostgreSQL shows it waiting for that transaction. Answers what `during` answered.
@@ -158,14 +169,8 @@ describe('concurrent changes of what a call has (PostgreSQL)', {
 
   it('keeps the new recording analysed when the bytes of the one analysed are rejected at the same time', async () => {
     const conversation_id = 'rejected-meanwhile';
-    const first = await created({ conversation_id, ...RECORDING, speaker: SPEAKER });
-    await putUpload(h, first, longer);
-    await h.runJobs();
-    const { id } = await conversationOf(h, c, conversation_id);
+    const { first, id, second } = await analysedThenSent(conversation_id);
     assert.equal(await analysedUpload(id), first.upload_id);
-
-    const second = await created({ conversation_id, ...RECORDING });
-    await putUpload(h, second, shorter);
     await putUpload(h, first, NOT_AUDIO);
     const services = { db: h.services.database.db, storage: h.services.storage, prober };
     const rejected = await verifyHeldOpenDuring(second.upload_id, () =>
@@ -185,13 +190,7 @@ describe('concurrent changes of what a call has (PostgreSQL)', {
 
   it('analyses the recording that became ready while a create changed the channel map', async () => {
     const conversation_id = 'remapped-meanwhile';
-    const first = await created({ conversation_id, ...RECORDING, speaker: SPEAKER });
-    await putUpload(h, first, longer);
-    await h.runJobs();
-    const { id } = await conversationOf(h, c, conversation_id);
-
-    const second = await created({ conversation_id, ...RECORDING });
-    await putUpload(h, second, shorter);
+    const { id, second } = await analysedThenSent(conversation_id);
     await created({ conversation_id, ...RECORDING }); // a newer upload, never sent (see NOT_LATEST)
     const remapped = await verifyHeldOpenDuring(second.upload_id, () =>
       create({ conversation_id, speaker: { separation: 'channels', channel_map: ['customer', 'agent'] } }),

@@ -67,6 +67,11 @@ export class ValidationError extends DomainError {
   }
 }
 
+/** The refusal of a cursor the service did not make (a list's, the event feed's), naming its parameter. */
+export function foreignCursorError(field: string): ValidationError {
+  return new ValidationError('is not a cursor this service made', field);
+}
+
 /** What was asked for existed once and is gone for good (an event cursor past retention). */
 export class GoneError extends DomainError {
   readonly kind = 'gone';

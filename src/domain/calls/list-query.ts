@@ -3,7 +3,7 @@
  * of the other parameters are checked by the route's schema.
  */
 import type { CallFilter, CallKey } from '../../adapters/db/repositories/call-reads.ts';
-import { ValidationError } from '../errors.ts';
+import { foreignCursorError, ValidationError } from '../errors.ts';
 import { CANONICAL_UUID } from '../uuid.ts';
 
 /** Most `tag` filters in one request. */
@@ -18,7 +18,7 @@ export function encodeCursor(key: CallKey): string {
 
 /** The sort key a cursor carries; a cursor not of the form the service makes is a 422 naming `cursor`. */
 export function decodeCursor(cursor: string): CallKey {
-  const invalid = () => new ValidationError('is not a cursor this service made', 'query.cursor');
+  const invalid = () => foreignCursorError('query.cursor');
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw invalid();
   let parsed: unknown;
   try {

@@ -12,7 +12,7 @@ import {
   type StoredEvent,
 } from '../../adapters/db/repositories/events.ts';
 import type { Principal } from '../access/principal.ts';
-import { ForbiddenError, GoneError, ValidationError } from '../errors.ts';
+import { ForbiddenError, foreignCursorError, GoneError } from '../errors.ts';
 import type { EventView } from './types.ts';
 
 const CURSOR_VERSION = 'e1';
@@ -24,14 +24,13 @@ export function encodeCursor(position: Position): string {
   return Buffer.from(`${CURSOR_VERSION}.${position.txid}.${position.seq}`).toString('base64url');
 }
 
-/** The position of a cursor; ValidationError naming `field` when it is not one this service made. */
-export function decodeCursor(cursor: string, field = 'query.after'): Position {
+/** The position of a cursor; a ValidationError naming `query.after` when it is not one this service made. */
+export function decodeCursor(cursor: string): Position {
   const match = /^[A-Za-z0-9_-]+$/.test(cursor)
     ? CURSOR_TEXT.exec(Buffer.from(cursor, 'base64url').toString())
     : null;
   const seq = Number(match?.[2]);
-  if (!match?.[1] || !Number.isSafeInteger(seq))
-    throw new ValidationError('is not a cursor this service made', field);
+  if (!match?.[1] || !Number.isSafeInteger(seq)) throw foreignCursorError('query.after');
   return { txid: match[1], seq };
 }
 
